@@ -1,0 +1,37 @@
+# `make run` and `make test` set up .venv on first use; later calls reinstall nothing.
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.phenomt-installed
+CORES ?= all
+CONFIG ?= config/config.yaml
+export PATH := $(abspath $(BIN)):$(PATH)
+export OMP_NUM_THREADS := 1
+export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD := 1
+
+.PHONY: setup run test lint dryrun bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml envs/constraints.txt envs/fairseq-deps.txt scripts/setup.sh
+	bash scripts/setup.sh $(VENV)
+	touch $@
+
+run: $(STAMP)
+	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG)
+
+dryrun: $(STAMP)
+	$(BIN)/snakemake -n --configfile $(CONFIG)
+
+test: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/snakemake --lint --configfile $(CONFIG)
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/stage_times.py results/benchmarks
+
+clean:
+	rm -rf results resources .snakemake

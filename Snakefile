@@ -1,0 +1,47 @@
+# phenomt: phenomenon-level MT evaluation, from raw corpora to finished tables.
+# Stages live in workflow/rules/*.smk; their logic lives in the phenomt package.
+import json
+import os
+
+from snakemake.utils import min_version, validate
+
+from phenomt.fetch import find_mirror
+from phenomt.plan import Plan, load_config
+
+min_version("9.0")
+
+# The default config is read only when no --configfile is given: Snakemake would otherwise
+# deep-merge a paper config into it, mixing both configs' corpora and models.
+if not config:
+    config.update(load_config(f"{workflow.basedir}/config/config.yaml"))
+
+validate(config, "workflow/schemas/config.schema.yaml")
+
+PLAN = Plan(config)
+PLAN.check()
+OUT = PLAN.out
+RES = PLAN.res
+MIRROR = find_mirror(config.get("mirror"), workflow.basedir)
+ENV = "../../envs/phenomt.yaml"  # relative to workflow/rules/*.smk
+
+
+wildcard_constraints:
+    lang="[a-z]{2,3}",
+    corpus="[^/]+",
+    model="[^/]+",
+    download="[^/]+",
+    part="[^/]+",
+    side="src|tgt",
+
+
+include: "workflow/rules/data.smk"
+include: "workflow/rules/text.smk"
+include: "workflow/rules/train.smk"
+include: "workflow/rules/decode.smk"
+include: "workflow/rules/tables.smk"
+
+
+rule all:
+    input:
+        PLAN.tables(),
+    default_target: True

@@ -1,0 +1,366 @@
+"""Reading corpora in their upstream formats, validating and cleaning them.
+
+Formats (``format:`` of a corpus in the config):
+
+* ``plain``      one segment a line per language file (``.gz`` is read transparently);
+* ``tsv``        one file, one pair a line, languages in given columns (``columns:``);
+* ``iwslt_tags`` IWSLT ``train.tags.*`` files: metadata lines dropped, ``<title>`` and
+  ``<description>`` kept without their tags (as in the common fairseq recipe);
+* ``xml_seg``    IWSLT ``*.xml`` and WMT ``*.sgm`` files: the text of each ``<seg>``;
+* ``tmx``        a TMX translation memory (ParaCrawl), ``<tuv xml:lang=..>`` per language.
+
+``moses_escaped: true`` undoes Moses' XML escaping (``&apos;`` ...), as in the OPUS Books
+challenge-set release.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import re
+import unicodedata
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from phenomt.io import InputError, atomic_write, iter_lines, open_binary, write_lines
+
+_SEG = re.compile(r"<seg[^>]*>(.*)</seg>\s*$", re.IGNORECASE)
+_KEPT_TAG = re.compile(r"</?(title|description)>", re.IGNORECASE)
+_MOSES_ESCAPES = {"&bar;": "|", "&lt;": "<", "&gt;": ">", "&bra;": "[", "&ket;": "]",
+                  "&quot;": '"', "&apos;": "'", "&#91;": "[", "&#93;": "]", "&amp;": "&"}
+_MOSES_ESCAPE_RE = re.compile("|".join(re.escape(k) for k in _MOSES_ESCAPES))
+
+
+def moses_unescape(text: str) -> str:
+    """Undo Moses tokenizer escaping (``&apos;`` → ``'`` ...) in one pass."""
+    return _MOSES_ESCAPE_RE.sub(lambda m: _MOSES_ESCAPES[m.group(0)], text)
+
+
+def read_plain(path: str | Path) -> list[str]:
+    return list(iter_lines(path))
+
+
+def read_iwslt_tags(path: str | Path) -> list[str]:
+    out = []
+    for line in iter_lines(path):
+        stripped = line.strip()
+        if stripped.startswith("<") and not _KEPT_TAG.match(stripped):
+            continue
+        out.append(_KEPT_TAG.sub("", stripped).strip())
+    return out
+
+
+def read_xml_seg(path: str | Path) -> list[str]:
+    out = []
+    for line in iter_lines(path):
+        match = _SEG.search(line)
+        if match:
+            out.append(html.unescape(match.group(1)).strip())
+    return out
+
+
+def read_tsv(path: str | Path, columns: Sequence[int]) -> list[list[str]]:
+    """Columns of a TSV file (0-based indices); a short row is an error naming its line."""
+    cols: list[list[str]] = [[] for _ in columns]
+    for number, line in enumerate(iter_lines(path), start=1):
+        fields = line.split("\t")
+        if len(fields) <= max(columns):
+            raise InputError(path, f"expected at least {max(columns) + 1} tab-separated "
+                                   f"fields, found {len(fields)}", number)
+        for slot, col in enumerate(columns):
+            cols[slot].append(fields[col])
+    return cols
+
+
+def read_tmx(path: str | Path, langs: Sequence[str]) -> list[list[str]]:
+    """Segments of a TMX file for the given languages; units missing a language are skipped."""
+    cols: list[list[str]] = [[] for _ in langs]
+    lang_attr = "{http://www.w3.org/XML/1998/namespace}lang"
+    with open_binary(path) as handle:
+        for _, elem in ET.iterparse(handle, events=("end",)):
+            if elem.tag != "tu":
+                continue
+            found: dict[str, str] = {}
+            for tuv in elem.iter("tuv"):
+                lang = (tuv.get(lang_attr) or tuv.get("lang") or "").split("-")[0].lower()
+                seg = tuv.find("seg")
+                if seg is not None:
+                    found[lang] = "".join(seg.itertext())
+            if all(lang in found for lang in langs):
+                for slot, lang in enumerate(langs):
+                    cols[slot].append(found[lang])
+            elem.clear()
+    return cols
+
+
+def read_corpus(fmt: str, files: dict[str, Path], langs: Sequence[str],
+                columns: dict[str, int] | None = None, moses_escaped: bool = False,
+                limit: int | None = None) -> list[list[str]]:
+    """Read one corpus; returns one list of lines per language in ``langs`` order.
+
+    ``limit`` keeps only the first pairs (after the length check), for quick runs.
+    """
+    if fmt in ("tsv", "tmx"):
+        (path,) = set(files.values())
+        if fmt == "tsv":
+            if not columns:
+                raise ValueError("format tsv needs 'columns'")
+            cols = read_tsv(path, [columns[lang] for lang in langs])
+        else:
+            cols = read_tmx(path, langs)
+    else:
+        reader = {"plain": read_plain, "iwslt_tags": read_iwslt_tags,
+                  "xml_seg": read_xml_seg}.get(fmt)
+        if reader is None:
+            raise ValueError(f"unknown corpus format {fmt!r}")
+        cols = [reader(files[lang]) for lang in langs]
+        lengths = {lang: len(col) for lang, col in zip(langs, cols, strict=True)}
+        if len(set(lengths.values())) > 1:
+            detail = ", ".join(f"{files[lang]}: {n} lines" for lang, n in lengths.items())
+            raise InputError(files[langs[0]], f"parallel files differ in length ({detail})")
+    if limit is not None:
+        cols = [col[:limit] for col in cols]
+    if moses_escaped:
+        cols = [[moses_unescape(line) for line in col] for col in cols]
+    return cols
+
+
+def read_docids(fmt: str, path: str | Path) -> list[str]:
+    """Document id of every segment, from a WMT ``details.tsv`` or a Doc2Doc ``n_sent`` file."""
+    if fmt == "wmt_details":
+        return read_tsv(path, [3])[0]
+    if fmt == "n_sent":
+        ids: list[str] = []
+        for number, line in enumerate(iter_lines(path), start=1):
+            if not line.strip().isdigit():
+                raise InputError(path, f"expected a sentence count, found {line!r}", number)
+            ids.extend([f"doc{number:05d}"] * int(line))
+        return ids
+    raise ValueError(f"unknown docids format {fmt!r}")
+
+
+# --- validation and cleaning -------------------------------------------------------------
+
+def strip_controls(text: str) -> str:
+    """Remove control characters (tabs become spaces) and surrounding whitespace."""
+    if text.isprintable():
+        return text.strip()
+    chars = (" " if ch == "\t" else ch for ch in text
+             if ch == "\t" or unicodedata.category(ch) != "Cc")
+    return "".join(chars).strip()
+
+
+@dataclass
+class CleanPolicy:
+    """What to do with empty and over-long pairs (length in whitespace tokens)."""
+
+    empty: str = "drop"  # drop | keep
+    long: str = "drop"   # drop | keep
+    max_tokens: int = 250
+
+
+@dataclass
+class CleanReport:
+    input_pairs: int = 0
+    output_pairs: int = 0
+    control_chars_stripped: int = 0
+    empty: int = 0
+    long: int = 0
+    dropped: int = 0
+    kept_lines: list[int] = field(default_factory=list)
+
+
+def clean_pairs(cols: Sequence[Sequence[str]], policy: CleanPolicy
+                ) -> tuple[list[list[str]], CleanReport]:
+    """Strip control characters and drop or keep empty/over-long pairs, counting each case.
+
+    ``report.kept_lines`` holds the 1-based input line of every output pair, so side files
+    (document ids) can follow the same selection.
+    """
+    report = CleanReport(input_pairs=len(cols[0]))
+    out: list[list[str]] = [[] for _ in cols]
+    for index, pair in enumerate(zip(*cols, strict=True)):
+        cleaned = [strip_controls(text) for text in pair]
+        report.control_chars_stripped += sum(
+            a.strip() != b for a, b in zip(pair, cleaned, strict=True))
+        is_empty = any(not text for text in cleaned)
+        is_long = any(len(text.split()) > policy.max_tokens for text in cleaned)
+        report.empty += is_empty
+        report.long += is_long
+        if (is_empty and policy.empty == "drop") or (is_long and policy.long == "drop"):
+            report.dropped += 1
+            continue
+        for slot, text in enumerate(cleaned):
+            out[slot].append(text)
+        report.kept_lines.append(index + 1)
+    report.output_pairs = len(out[0])
+    return out, report
+
+
+def prepare_corpus(fmt: str, files: dict[str, Path], langs: Sequence[str],
+                   outputs: dict[str, Path], report_path: Path, policy: CleanPolicy,
+                   columns: dict[str, int] | None = None, moses_escaped: bool = False,
+                   limit: int | None = None) -> CleanReport:
+    """Read, validate and clean one corpus; write the sides named in ``outputs`` and a report.
+
+    Validation always reads both sides, so writing one side at a time gives the same lines.
+    """
+    unknown = set(outputs) - set(langs)
+    if unknown:
+        raise ValueError(f"outputs for languages {sorted(unknown)} not in {list(langs)}")
+    cols = read_corpus(fmt, files, langs, columns, moses_escaped, limit)
+    cleaned, report = clean_pairs(cols, policy)
+    for lang, col in zip(langs, cleaned, strict=True):
+        if lang in outputs:
+            write_lines(outputs[lang], col)
+    summary = asdict(report)
+    summary.pop("kept_lines")
+    with atomic_write(report_path) as out:
+        json.dump(summary, out, indent=2, sort_keys=True)
+        out.write("\n")
+    return report
+
+
+def prepare_docids(fmt: str, files: dict[str, Path], langs: Sequence[str], policy: CleanPolicy,
+                   docids: tuple[str, Path], output: Path,
+                   columns: dict[str, int] | None = None, moses_escaped: bool = False,
+                   limit: int | None = None) -> int:
+    """Write the document id of every segment kept by :func:`prepare_corpus`.
+
+    The corpus is read and cleaned again (cheap and deterministic) so that the ids follow
+    exactly the same selection of lines.
+    """
+    cols = read_corpus(fmt, files, langs, columns, moses_escaped, limit)
+    _, report = clean_pairs(cols, policy)
+    ids = read_docids(*docids)[:limit] if limit is not None else read_docids(*docids)
+    if len(ids) != report.input_pairs:
+        raise InputError(docids[1], f"{len(ids)} document ids for {report.input_pairs} "
+                                    f"segments of {files[langs[0]]}")
+    return write_lines(output, (ids[n - 1] for n in report.kept_lines))
+
+
+def read_parallel(paths: Sequence[str | Path]) -> list[list[str]]:
+    """Read parallel plain-text files, failing when their line counts differ."""
+    cols = [list(iter_lines(p)) for p in paths]
+    if len({len(c) for c in cols}) > 1:
+        detail = ", ".join(f"{p}: {len(c)} lines" for p, c in zip(paths, cols, strict=True))
+        raise InputError(paths[0], f"parallel files differ in length ({detail})")
+    return cols
+
+
+def assemble_train(train: Sequence[Sequence[Path]], heldout: Sequence[Sequence[Path]],
+                   outputs: Sequence[Path]) -> dict[str, int]:
+    """Concatenate training corpora, drop duplicate pairs and any pair leaking held-out text.
+
+    A training pair leaks when its source or its target side equals (case-insensitively,
+    ignoring spacing) a source or target sentence of a validation or test corpus.
+    """
+    def key(text: str) -> str:
+        return " ".join(text.lower().split())
+
+    held: list[set[str]] = [set(), set()]
+    for paths in heldout:
+        for side, col in enumerate(read_parallel(paths)):
+            held[side].update(key(t) for t in col)
+    seen: set[tuple[str, ...]] = set()
+    stats = {"input_pairs": 0, "duplicates": 0, "leaks": 0, "output_pairs": 0}
+    out: list[list[str]] = [[] for _ in outputs]
+    for paths in train:
+        cols = read_parallel(paths)
+        for pair in zip(*cols, strict=True):
+            stats["input_pairs"] += 1
+            keys = tuple(key(t) for t in pair)
+            if keys in seen:
+                stats["duplicates"] += 1
+                continue
+            seen.add(keys)
+            if any(k in held[0] or k in held[1] for k in keys):
+                stats["leaks"] += 1
+                continue
+            for slot, text in enumerate(pair):
+                out[slot].append(text)
+    for path, col in zip(outputs, out, strict=True):
+        write_lines(path, col)
+    stats["output_pairs"] = len(out[0])
+    return stats
+
+
+def _corpus_args(args: argparse.Namespace) -> dict:
+    langs = args.langs
+    return {
+        "fmt": args.format, "langs": langs,
+        "files": {lang: Path(p) for lang, p in zip(langs, args.inputs, strict=True)},
+        "columns": dict(zip(langs, args.columns, strict=True)) if args.columns else None,
+        "moses_escaped": args.moses_escaped,
+        "policy": CleanPolicy(args.empty, args.long, args.max_tokens),
+        "limit": args.limit,
+    }
+
+
+def _prepare_command(args: argparse.Namespace) -> int:
+    if args.side:
+        outputs = {args.side: Path(args.output)}
+    else:
+        outputs = {lang: Path(p) for lang, p in zip(args.langs, args.outputs, strict=True)}
+    report = prepare_corpus(outputs=outputs, report_path=Path(args.report), **_corpus_args(args))
+    print(f"{report.output_pairs} of {report.input_pairs} pairs kept "
+          f"(empty {report.empty}, long {report.long}, dropped {report.dropped})")
+    return 0
+
+
+def _docids_command(args: argparse.Namespace) -> int:
+    n = prepare_docids(docids=(args.docids_format, Path(args.docids)),
+                       output=Path(args.output), **_corpus_args(args))
+    print(f"{args.output}: {n} document ids")
+    return 0
+
+
+def _add_corpus_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", required=True,
+                   choices=["plain", "tsv", "iwslt_tags", "xml_seg", "tmx"])
+    p.add_argument("--langs", nargs="+", required=True)
+    p.add_argument("--inputs", nargs="+", required=True, help="one file per language "
+                   "(the same file repeated for tsv/tmx)")
+    p.add_argument("--columns", nargs="+", type=int, help="tsv: 0-based column per language")
+    p.add_argument("--moses-escaped", action="store_true")
+    p.add_argument("--empty", choices=["drop", "keep"], default="drop")
+    p.add_argument("--long", choices=["drop", "keep"], default="drop")
+    p.add_argument("--max-tokens", type=int, default=250)
+    p.add_argument("--limit", type=int, help="keep only the first N pairs")
+
+
+def _assemble_command(args: argparse.Namespace) -> int:
+    n = len(args.outputs)
+    groups = [[Path(p) for p in args.train[i:i + n]] for i in range(0, len(args.train), n)]
+    held = [[Path(p) for p in args.heldout[i:i + n]] for i in range(0, len(args.heldout), n)]
+    stats = assemble_train(groups, held, [Path(p) for p in args.outputs])
+    with atomic_write(args.report) as out:
+        json.dump(stats, out, indent=2, sort_keys=True)
+        out.write("\n")
+    print(json.dumps(stats, sort_keys=True))
+    return 0
+
+
+def register_cli(tree) -> None:
+    p = tree.add("corpus prepare", "Read, validate and clean one corpus", _prepare_command)
+    _add_corpus_arguments(p)
+    out = p.add_mutually_exclusive_group(required=True)
+    out.add_argument("--outputs", nargs="+", help="one output file per language")
+    out.add_argument("--side", help="write only this language's side (to --output)")
+    p.add_argument("--output")
+    p.add_argument("--report", required=True)
+    p = tree.add("corpus docids", "Document ids of the segments a prepared corpus keeps",
+                 _docids_command)
+    _add_corpus_arguments(p)
+    p.add_argument("--docids", required=True)
+    p.add_argument("--docids-format", required=True, choices=["wmt_details", "n_sent"])
+    p.add_argument("--output", required=True)
+    p = tree.add("corpus assemble", "Concatenate, deduplicate and leak-check training data",
+                 _assemble_command)
+    p.add_argument("--outputs", nargs="+", required=True, help="src and tgt output files")
+    p.add_argument("--train", nargs="+", required=True, help="src tgt [src tgt ...]")
+    p.add_argument("--heldout", nargs="*", default=[], help="src tgt [src tgt ...]")
+    p.add_argument("--report", required=True)

@@ -1,0 +1,165 @@
+"""Obtaining files: from a local mirror when it has them, else by download; safe extraction.
+
+A *mirror* is a directory holding files under the same relative paths the config names
+(``mirror:`` of each download). It is found, in order, from the config's ``mirror`` key, the
+``PHENOMT_MIRROR`` environment variable, or ``../shared/data`` beside the project.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import logging
+import os
+import shutil
+import tarfile
+import urllib.request
+import zipfile
+from pathlib import Path, PurePosixPath
+
+from phenomt.io import InputError, atomic_write
+
+log = logging.getLogger(__name__)
+
+CHUNK = 1 << 20
+
+
+def find_mirror(configured: str | None, project_root: str | os.PathLike[str]) -> Path | None:
+    """The mirror directory to use, or ``None`` when there is none."""
+    candidates = [configured, os.environ.get("PHENOMT_MIRROR")]
+    for candidate in candidates:
+        if candidate:
+            path = Path(candidate).expanduser()
+            if not path.is_absolute():
+                path = Path(project_root) / path
+            if not path.is_dir():
+                raise InputError(path, "configured mirror is not a directory")
+            return path.resolve()
+    default = Path(project_root).resolve().parent / "shared" / "data"
+    return default if default.is_dir() else None
+
+
+def sha256_of(path: str | os.PathLike[str]) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def verify(path: Path, expected: str | None) -> None:
+    """Raise when ``path`` does not have the expected sha256 (skipped when unknown)."""
+    if expected:
+        actual = sha256_of(path)
+        if actual != expected.lower():
+            raise InputError(path, f"sha256 mismatch: expected {expected}, got {actual}")
+
+
+def fetch(dest: str | os.PathLike[str], url: str | None, sha256: str | None = None,
+          mirror_path: str | None = None, mirror: Path | None = None) -> str:
+    """Make ``dest`` hold the file: a symlink into the mirror, or a verified download.
+
+    Returns ``"mirror"`` or ``"download"``. Mirror files are linked, never copied, so the
+    project tree never holds a copy of mirrored data.
+    """
+    target = Path(dest)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if mirror is not None and mirror_path:
+        source = mirror / mirror_path
+        if source.is_file():
+            verify(source, sha256)
+            tmp = target.with_name(f".{target.name}.link")
+            tmp.unlink(missing_ok=True)
+            tmp.symlink_to(source.resolve())
+            os.replace(tmp, target)
+            log.info("using mirror file %s", source)
+            return "mirror"
+        log.info("mirror has no %s; downloading", mirror_path)
+    if not url:
+        raise InputError(target, "not in the mirror and no upstream URL is configured"
+                         f" (mirror path: {mirror_path}, mirror: {mirror})")
+    log.info("downloading %s", url)
+    with urllib.request.urlopen(url, timeout=60) as response, \
+            atomic_write(target, "wb") as out:
+        shutil.copyfileobj(response, out, CHUNK)
+    try:
+        verify(target, sha256)
+    except InputError:
+        target.unlink()
+        raise
+    return "download"
+
+
+def _safe_member_path(root: Path, name: str, archive: Path) -> Path:
+    """Where an archive member lands; members escaping ``root`` are rejected."""
+    pure = PurePosixPath(name)
+    if pure.is_absolute() or ".." in pure.parts:
+        raise InputError(archive, f"archive member escapes its folder: {name!r}")
+    resolved = (root / pure).resolve()
+    if not resolved.is_relative_to(root.resolve()):
+        raise InputError(archive, f"archive member escapes its folder: {name!r}")
+    return resolved
+
+
+def extract(archive: str | os.PathLike[str], dest: str | os.PathLike[str]) -> list[str]:
+    """Extract a tar(.gz/.bz2/.xz) or zip archive into ``dest``, refusing unsafe members.
+
+    Links, devices and members with absolute or ``..`` paths are rejected before anything is
+    written. Extraction goes to a temporary folder renamed into place at the end.
+    """
+    source = Path(archive)
+    final = Path(dest)
+    tmp = final.with_name(f".{final.name}.partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    names: list[str] = []
+    try:
+        if zipfile.is_zipfile(source):
+            with zipfile.ZipFile(source) as zf:
+                for info in zf.infolist():
+                    _safe_member_path(tmp, info.filename, source)
+                    names.append(info.filename)
+                zf.extractall(tmp)
+        elif tarfile.is_tarfile(source):
+            with tarfile.open(source) as tf:
+                members = tf.getmembers()
+                for member in members:
+                    _safe_member_path(tmp, member.name, source)
+                    if not (member.isfile() or member.isdir()):
+                        raise InputError(source, f"archive member is not a plain file: "
+                                                 f"{member.name!r}")
+                    names.append(member.name)
+                tf.extractall(tmp, members=members, filter="data")
+        else:
+            raise InputError(source, "not a tar or zip archive")
+        shutil.rmtree(final, ignore_errors=True)
+        os.replace(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return names
+
+
+def _fetch_command(args: argparse.Namespace) -> int:
+    mirror = Path(args.mirror) if args.mirror else None
+    how = fetch(args.output, args.url, args.sha256, args.mirror_path, mirror)
+    print(f"{args.output}: {how}")
+    return 0
+
+
+def _extract_command(args: argparse.Namespace) -> int:
+    names = extract(args.archive, args.output)
+    print(f"{args.output}: {len(names)} members")
+    return 0
+
+
+def register_cli(tree) -> None:
+    p = tree.add("fetch", "Get one file from the mirror or its upstream URL", _fetch_command)
+    p.add_argument("--output", required=True)
+    p.add_argument("--url")
+    p.add_argument("--sha256")
+    p.add_argument("--mirror", help="mirror directory (already resolved)")
+    p.add_argument("--mirror-path", help="the file's path inside the mirror")
+    p = tree.add("extract-archive", "Safely extract a tar or zip archive", _extract_command)
+    p.add_argument("--archive", required=True)
+    p.add_argument("--output", required=True)

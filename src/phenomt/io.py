@@ -1,0 +1,104 @@
+"""File helpers shared by every stage: atomic writes and strict line reading."""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO
+
+
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _current_umask()
+
+
+class InputError(ValueError):
+    """Bad input data; the message names the file and, where known, the line."""
+
+    def __init__(self, path: str | os.PathLike[str], cause: str, line: int | None = None):
+        where = f"{path}:{line}" if line is not None else str(path)
+        super().__init__(f"{where}: {cause}")
+        self.path = str(path)
+        self.line = line
+        self.cause = cause
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | os.PathLike[str], mode: str = "w", encoding: str | None = "utf-8",
+                 newline: str | None = "\n") -> Iterator[IO]:
+    """Open a temporary file beside ``path`` and rename it over ``path`` only on success.
+
+    A killed or failing writer therefore never leaves a partial file under the final name.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    # mkstemp creates 0600 files; give the result the permissions a plain open() would.
+    os.chmod(tmp, 0o666 & ~_UMASK)
+    binary = "b" in mode
+    try:
+        with os.fdopen(fd, mode, encoding=None if binary else encoding,
+                       newline=None if binary else newline) as handle:
+            yield handle
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_lines(path: str | os.PathLike[str], lines: Iterable[str]) -> int:
+    """Atomically write one string per line; returns the number of lines."""
+    count = 0
+    with atomic_write(path) as out:
+        for line in lines:
+            out.write(line)
+            out.write("\n")
+            count += 1
+    return count
+
+
+def open_binary(path: str | os.PathLike[str]) -> IO[bytes]:
+    """Open a file for reading bytes, transparently gunzipping gzip files.
+
+    Gzip is recognised by its magic bytes, not the name: downloads are stored under ids.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(p, "file not found")
+    with open(p, "rb") as probe:
+        magic = probe.read(2)
+    return gzip.open(p, "rb") if magic == b"\x1f\x8b" else open(p, "rb")
+
+
+def iter_lines(path: str | os.PathLike[str]) -> Iterator[str]:
+    """Yield the lines of a UTF-8 text file (``.gz`` allowed) without their line ending.
+
+    Invalid UTF-8 raises :class:`InputError` naming the file and the 1-based line.
+    """
+    with open_binary(path) as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise InputError(path, f"invalid UTF-8 at byte {err.start}", number) from None
+            yield text.rstrip("\r\n")
+
+
+def read_lines(path: str | os.PathLike[str]) -> list[str]:
+    """All lines of a UTF-8 text file, see :func:`iter_lines`."""
+    return list(iter_lines(path))
+
+
+def count_lines(path: str | os.PathLike[str]) -> int:
+    """Number of lines in a text file (``.gz`` allowed)."""
+    with open_binary(path) as handle:
+        return sum(1 for _ in handle)

@@ -1,0 +1,176 @@
+"""Running fairseq: training with resumption, and generation turned into plain text.
+
+fairseq is called as a subprocess (its own console scripts), so a crash or an out-of-memory
+kill in fairseq never corrupts the caller, and the exact command is logged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from phenomt.bpe import remove_bpe
+from phenomt.io import InputError, atomic_write, count_lines, write_lines
+from phenomt.plan import fairseq_options
+from phenomt.text import postprocess
+
+log = logging.getLogger(__name__)
+
+_HYP = re.compile(r"^H-(\d+)\t[^\t]*\t?(.*)$")
+
+
+def fairseq_env() -> dict[str, str]:
+    """Environment for fairseq/torch processes.
+
+    One OpenMP thread per process: two threads made CPU training ~20x slower on the
+    reference machine. Weights-only loading (torch >= 2.6 default) rejects fairseq
+    checkpoints, which pickle argparse namespaces.
+    """
+    env = dict(os.environ)
+    env["OMP_NUM_THREADS"] = "1"
+    env["MKL_NUM_THREADS"] = "1"
+    env["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"
+    return env
+
+
+def gpu_available() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def _console_script(name: str) -> str:
+    """Path of a console script installed beside the running interpreter, else by PATH."""
+    local = Path(sys.executable).with_name(name)
+    return str(local) if local.exists() else name
+
+
+def run_logged(cmd: Sequence[str], log_path: str | Path | None) -> None:
+    """Run a command with the fairseq environment, appending its output to ``log_path``."""
+    log.info("running: %s", " ".join(cmd))
+    with contextlib.ExitStack() as stack:
+        handle = stack.enter_context(open(log_path, "a", encoding="utf-8")) if log_path else None
+        if handle:
+            handle.write("$ " + " ".join(cmd) + "\n")
+            handle.flush()
+        result = subprocess.run(cmd, env=fairseq_env(), stdout=handle,
+                                stderr=subprocess.STDOUT if handle else None, check=False)
+    if result.returncode != 0:
+        raise RuntimeError(f"command failed with exit code {result.returncode}: "
+                           f"{' '.join(cmd)}" + (f" (see {log_path})" if log_path else ""))
+
+
+def train_command(data_bin: str, save_dir: str, options: dict, seed: int,
+                  use_gpu: bool) -> list[str]:
+    opts = dict(options)
+    opts.update({"save_dir": save_dir, "seed": seed, "cpu": not use_gpu})
+    # fairseq resumes from <save_dir>/checkpoint_last.pt by default; keep that explicit.
+    opts.setdefault("restore_file", "checkpoint_last.pt")
+    return [_console_script("fairseq-train"), data_bin, *fairseq_options(opts)]
+
+
+def train(data_bin: str, save_dir: str, output: str, options: dict, seed: int,
+          log_path: str | None = None) -> dict:
+    """Train (or resume) a fairseq model and publish its best checkpoint as ``output``."""
+    use_gpu = gpu_available()
+    cmd = train_command(data_bin, save_dir, options, seed, use_gpu)
+    resumed = (Path(save_dir) / "checkpoint_last.pt").exists()
+    run_logged(cmd, log_path)
+    best = Path(save_dir) / "checkpoint_best.pt"
+    if not best.exists():
+        best = Path(save_dir) / "checkpoint_last.pt"
+    if not best.exists():
+        raise RuntimeError(f"fairseq-train wrote no checkpoint in {save_dir}")
+    with atomic_write(output, "wb") as out, open(best, "rb") as src:
+        shutil.copyfileobj(src, out)
+    info = {"command": cmd, "seed": seed, "gpu": use_gpu, "resumed": resumed,
+            "checkpoint": best.name}
+    with atomic_write(Path(output).with_suffix(".json")) as out:
+        json.dump(info, out, indent=2)
+        out.write("\n")
+    return info
+
+
+def parse_hypotheses(lines: Iterable[str], expected: int) -> list[str]:
+    """Hypotheses from fairseq-generate output, in input order; all ids must be present."""
+    found: dict[int, str] = {}
+    for line in lines:
+        match = _HYP.match(line.rstrip("\n"))
+        if match:
+            found.setdefault(int(match.group(1)), match.group(2))
+    missing = [i for i in range(expected) if i not in found]
+    if missing:
+        raise RuntimeError(f"fairseq-generate produced {len(found)} of {expected} hypotheses; "
+                           f"first missing id {missing[0]}")
+    return [found[i] for i in range(expected)]
+
+
+def generate(data_bin: str, model: str, source_bpe: str, output: str, tgt_lang: str,
+             casing: str, options: dict, seed: int, log_path: str | None = None,
+             raw_output: str | None = None) -> int:
+    """Translate a binarized test set; write BPE-merged, detokenized hypotheses to ``output``."""
+    if not Path(model).is_file():
+        raise InputError(model, "model checkpoint not found")
+    expected = count_lines(source_bpe)
+    opts = {"beam": 5, "batch_size": 64, **options}
+    opts.update({"path": model, "gen_subset": "test", "seed": seed,
+                 "cpu": not gpu_available()})
+    raw = Path(raw_output or f"{output}.generate")
+    cmd = [_console_script("fairseq-generate"), data_bin, *fairseq_options(opts)]
+    with contextlib.ExitStack() as stack:
+        out = stack.enter_context(atomic_write(raw))
+        err = stack.enter_context(open(log_path, "a", encoding="utf-8")) if log_path else None
+        result = subprocess.run(cmd, env=fairseq_env(), stdout=out, stderr=err, check=False)
+        if result.returncode != 0:
+            raise RuntimeError(f"fairseq-generate failed ({result.returncode}): {' '.join(cmd)}"
+                               + (f" (see {log_path})" if log_path else ""))
+    with open(raw, encoding="utf-8") as handle:
+        hyps = parse_hypotheses(handle, expected)
+    merged = (remove_bpe(h) for h in hyps)
+    return write_lines(output, postprocess(merged, tgt_lang, casing))
+
+
+def _train_command(args: argparse.Namespace) -> int:
+    options = json.loads(args.options)
+    train(args.data_bin, args.save_dir, args.output, options, args.seed, args.log)
+    return 0
+
+
+def _generate_command(args: argparse.Namespace) -> int:
+    options = json.loads(args.options)
+    n = generate(args.data_bin, args.model, args.source, args.output, args.tgt_lang,
+                 args.casing, options, args.seed, args.log)
+    print(f"{args.output}: {n} hypotheses")
+    return 0
+
+
+def register_cli(tree) -> None:
+    p = tree.add("nmt train", "Train or resume a fairseq model", _train_command)
+    p.add_argument("--data-bin", required=True)
+    p.add_argument("--save-dir", required=True)
+    p.add_argument("--output", required=True, help="where the best checkpoint is published")
+    p.add_argument("--options", default="{}", help="fairseq-train options as JSON")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--log")
+    p = tree.add("nmt generate", "Translate a binarized test set to detokenized text",
+                 _generate_command)
+    p.add_argument("--data-bin", required=True)
+    p.add_argument("--model", required=True)
+    p.add_argument("--source", required=True, help="the BPE'd source (for the line count)")
+    p.add_argument("--output", required=True)
+    p.add_argument("--tgt-lang", required=True)
+    p.add_argument("--casing", default="none")
+    p.add_argument("--options", default="{}", help="fairseq-generate options as JSON")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--log")

@@ -1,0 +1,137 @@
+"""Finished tables: Markdown for reading, CSV for further processing, written atomically."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from phenomt.io import InputError, atomic_write
+
+
+def load_json(path: str | Path) -> dict:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except FileNotFoundError:
+        raise InputError(path, "file not found") from None
+    except json.JSONDecodeError as err:
+        raise InputError(path, f"invalid JSON: {err.msg}", err.lineno) from None
+
+
+def write_table(frame: pd.DataFrame, md_path: str | Path, csv_path: str | Path, title: str,
+                notes: Sequence[str] = ()) -> None:
+    """Write ``frame`` as a Markdown table with a title and notes, and as CSV."""
+    with atomic_write(csv_path) as out:
+        frame.to_csv(out, index=False, lineterminator="\n")
+    shown = frame.fillna("—").astype(str)
+    with atomic_write(md_path) as out:
+        out.write(f"# {title}\n\n")
+        out.write(shown.to_markdown(index=False, disable_numparse=True))
+        out.write("\n")
+        if notes:
+            out.write("\n")
+            for note in notes:
+                out.write(f"- {note}\n")
+
+
+def bleu_table(score_files: Sequence[str | Path], model_files: Sequence[str | Path]
+               ) -> tuple[pd.DataFrame, list[str]]:
+    """One row per model and test set; notes give each model's scale and the signatures."""
+    rows = []
+    for path in score_files:
+        s = load_json(path)
+        rows.append({"model": s["model"], "direction": s["direction"],
+                     "test set": s["testset"], "sentences": s["sentences"],
+                     "BLEU": f"{s['bleu']:.2f}", "signature": s["signature"]})
+    notes = []
+    for path in model_files:
+        m = load_json(path)
+        notes.append(
+            f"`{m['model']}` ({m['direction']}): trained on {m['train_pairs']} sentence pairs "
+            f"({', '.join(m['train_corpora'])}; {m['duplicates']} duplicates and "
+            f"{m['leaks']} pairs overlapping validation/test text removed), validated on "
+            f"{m['valid']}; BPE {m['bpe_merges']} joint merges; {m['architecture']}; "
+            f"{m['max_update']} updates; seed {m['seed']}; decoding beam {m['beam']}.")
+    return pd.DataFrame(rows), notes
+
+
+def stats_table(stats_files: Sequence[str | Path]) -> tuple[pd.DataFrame, list[str]]:
+    """Sentences and tokens per side of every corpus, with reference numbers where known."""
+    rows = []
+    sources = []
+    for path in stats_files:
+        s = load_json(path)
+        src, tgt = s["langs"]
+        paper = s.get("paper") or {}
+        rows.append({
+            "corpus": s["label"], "pair": f"{src}-{tgt}", "split": s["split"],
+            "sentences": s["sentences"], "paper sentences": paper.get("sentences"),
+            "tokens (src)": s[f"tokens_{src}"], "paper tokens (src)": paper.get(f"tokens_{src}"),
+            "tokens (tgt)": s[f"tokens_{tgt}"], "paper tokens (tgt)": paper.get(f"tokens_{tgt}"),
+        })
+        if paper.get("source"):
+            sources.append(f"{s['label']}: reference numbers from {paper['source']}.")
+    frame = pd.DataFrame(rows)
+    frame = frame.sort_values(["pair", "split", "corpus"], kind="stable")
+    notes = ["Tokens are counted after Moses tokenization (jieba segmentation for Chinese), "
+             "after validation and cleaning.",
+             "'—' means the reference publication gives no number for that cell."]
+    return frame, notes + sources
+
+
+def model_card(name: str, spec: dict, assemble_report: dict) -> dict:
+    """What a reader needs to know about a trained model: its data, size and settings."""
+    arch = spec["architecture"]
+    size = ", ".join(f"{k}={v}" for k, v in sorted(arch.items()) if k != "arch")
+    return {
+        "model": name, "direction": f"{spec['src']}-{spec['tgt']}",
+        "train_corpora": list(spec["train"]), "valid": spec["valid"],
+        "train_pairs": assemble_report["output_pairs"],
+        "duplicates": assemble_report["duplicates"], "leaks": assemble_report["leaks"],
+        "bpe_merges": spec["bpe"]["merges"],
+        "architecture": f"{arch.get('arch', 'transformer')} ({size})" if size
+        else arch.get("arch", "transformer"),
+        "max_update": spec["training"].get("max_update"), "seed": spec["seed"],
+        "beam": spec["decode"].get("beam", 5),
+    }
+
+
+def _card_command(args: argparse.Namespace) -> int:
+    card = model_card(args.name, json.loads(args.spec), load_json(args.assemble))
+    with atomic_write(args.output) as out:
+        json.dump(card, out, indent=2, sort_keys=True)
+        out.write("\n")
+    return 0
+
+
+def _bleu_command(args: argparse.Namespace) -> int:
+    frame, notes = bleu_table(args.scores, args.models)
+    write_table(frame, args.md, args.csv, "BLEU on the test sets", notes)
+    return 0
+
+
+def _stats_command(args: argparse.Namespace) -> int:
+    frame, notes = stats_table(args.stats)
+    write_table(frame, args.md, args.csv, "Corpus statistics (thesis Tables 3.1 and 3.2)", notes)
+    return 0
+
+
+def register_cli(tree) -> None:
+    p = tree.add("table bleu", "Collect BLEU scores into a table", _bleu_command)
+    p.add_argument("--scores", nargs="+", required=True)
+    p.add_argument("--models", nargs="+", required=True, help="per-model info JSON files")
+    p.add_argument("--md", required=True)
+    p.add_argument("--csv", required=True)
+    p = tree.add("table model-card", "Describe a trained model for the tables", _card_command)
+    p.add_argument("--name", required=True)
+    p.add_argument("--spec", required=True, help="the model's merged settings as JSON")
+    p.add_argument("--assemble", required=True, help="the training-data assembly report")
+    p.add_argument("--output", required=True)
+    p = tree.add("table stats", "Collect corpus statistics into a table", _stats_command)
+    p.add_argument("--stats", nargs="+", required=True)
+    p.add_argument("--md", required=True)
+    p.add_argument("--csv", required=True)

@@ -1,0 +1,97 @@
+import hashlib
+import io
+import tarfile
+import zipfile
+
+import pytest
+
+from phenomt.fetch import extract, fetch, find_mirror
+from phenomt.io import InputError
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def test_mirror_lookup_order(tmp_path, monkeypatch):
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.delenv("PHENOMT_MIRROR", raising=False)
+    assert find_mirror(None, project) is None
+    (tmp_path / "shared" / "data").mkdir(parents=True)
+    assert find_mirror(None, project) == (tmp_path / "shared" / "data").resolve()
+    env_mirror = tmp_path / "env"
+    env_mirror.mkdir()
+    monkeypatch.setenv("PHENOMT_MIRROR", str(env_mirror))
+    assert find_mirror(None, project) == env_mirror.resolve()
+    configured = tmp_path / "conf"
+    configured.mkdir()
+    assert find_mirror(str(configured), project) == configured.resolve()
+    with pytest.raises(InputError, match="not a directory"):
+        find_mirror(str(tmp_path / "nope"), project)
+
+
+def test_fetch_links_mirror_file_and_checks_sha(tmp_path):
+    mirror = tmp_path / "mirror"
+    (mirror / "wmt").mkdir(parents=True)
+    data = b"Hallo Welt\n"
+    (mirror / "wmt" / "a.de").write_bytes(data)
+    dest = tmp_path / "dl" / "a.de"
+    assert fetch(dest, "https://example.invalid/a.de", _sha(data), "wmt/a.de", mirror) == "mirror"
+    assert dest.is_symlink() and dest.read_bytes() == data
+    with pytest.raises(InputError, match="sha256 mismatch"):
+        fetch(tmp_path / "b", None, "0" * 64, "wmt/a.de", mirror)
+
+
+def test_fetch_without_mirror_or_url_fails_clearly(tmp_path):
+    with pytest.raises(InputError, match="not in the mirror and no upstream URL"):
+        fetch(tmp_path / "x", None, None, "missing/file", tmp_path)
+
+
+def _tar_with(tmp_path, name: str, kind=tarfile.REGTYPE, linkname: str = ""):
+    path = tmp_path / "a.tgz"
+    with tarfile.open(path, "w:gz") as tf:
+        info = tarfile.TarInfo(name)
+        info.type = kind
+        info.linkname = linkname
+        payload = b"x\n"
+        info.size = len(payload) if kind == tarfile.REGTYPE else 0
+        tf.addfile(info, io.BytesIO(payload) if kind == tarfile.REGTYPE else None)
+    return path
+
+
+def test_extract_plain_tar(tmp_path):
+    archive = _tar_with(tmp_path, "de-en/train.de")
+    names = extract(archive, tmp_path / "out")
+    assert names == ["de-en/train.de"]
+    assert (tmp_path / "out" / "de-en" / "train.de").read_text() == "x\n"
+
+
+@pytest.mark.parametrize("name", ["../escape.txt", "/etc/evil", "a/../../evil"])
+def test_extract_rejects_escaping_tar_member(tmp_path, name):
+    archive = _tar_with(tmp_path, name)
+    with pytest.raises(InputError, match="escapes its folder"):
+        extract(archive, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    assert not (tmp_path / "escape.txt").exists()
+
+
+def test_extract_rejects_symlink_member(tmp_path):
+    archive = _tar_with(tmp_path, "link", tarfile.SYMTYPE, "/etc/passwd")
+    with pytest.raises(InputError, match="not a plain file"):
+        extract(archive, tmp_path / "out")
+
+
+def test_extract_rejects_escaping_zip_member(tmp_path):
+    path = tmp_path / "a.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("../evil.txt", "x")
+    with pytest.raises(InputError, match="escapes its folder"):
+        extract(path, tmp_path / "out")
+
+
+def test_extract_rejects_non_archive(tmp_path):
+    path = tmp_path / "plain.txt"
+    path.write_text("hello")
+    with pytest.raises(InputError, match="not a tar or zip"):
+        extract(path, tmp_path / "out")

@@ -1,0 +1,46 @@
+import gzip
+
+import pytest
+
+from phenomt.io import InputError, atomic_write, count_lines, iter_lines, read_lines, write_lines
+
+
+def test_atomic_write_leaves_nothing_on_failure(tmp_path):
+    target = tmp_path / "out.txt"
+    with pytest.raises(RuntimeError), atomic_write(target) as out:
+        out.write("half")
+        raise RuntimeError("killed")
+    assert not target.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_atomic_write_replaces_old_content(tmp_path):
+    target = tmp_path / "out.txt"
+    write_lines(target, ["old"])
+    write_lines(target, ["a", "b"])
+    assert target.read_text() == "a\nb\n"
+
+
+def test_invalid_utf8_names_file_and_line(tmp_path):
+    path = tmp_path / "bad.txt"
+    path.write_bytes(b"good\nalso good\nbad \xff byte\n")
+    with pytest.raises(InputError) as err:
+        read_lines(path)
+    assert err.value.line == 3
+    assert str(err.value).startswith(f"{path}:3: invalid UTF-8")
+
+
+def test_gzip_and_crlf(tmp_path):
+    path = tmp_path / "x.gz"
+    with gzip.open(path, "wb") as out:
+        out.write("ä\r\nb\n".encode())
+    assert list(iter_lines(path)) == ["ä", "b"]
+    assert count_lines(path) == 2
+
+
+def test_empty_and_missing_file(tmp_path):
+    empty = tmp_path / "empty"
+    empty.write_text("")
+    assert read_lines(empty) == []
+    with pytest.raises(InputError, match="file not found"):
+        read_lines(tmp_path / "missing")

@@ -1,0 +1,178 @@
+"""UDPipe parsing, scatter/gather and model training."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from phenomt.challenge import PARTICLE, extract_lexical
+from phenomt.cli import CommandTree
+from phenomt.conllu import read_conllu
+from phenomt.io import InputError
+from phenomt.parse import (
+    _with_iterations,
+    load_model,
+    merge_conllu,
+    parse_file,
+    parse_lines,
+    register_cli,
+    shard_sizes,
+    split_text,
+    train_model,
+)
+
+DATA = Path(__file__).parent / "data" / "ldd"
+TREEBANK = DATA / "tiny_treebank.conllu"
+
+# Small settings keep training and model loading fast.
+FAST_TAGGER = "models=1;guesser_suffix_rules=1;guesser_enrich_dictionary=1"
+FAST_PARSER = "hidden_layer=20"
+
+SENTENCES = [
+    "The dog saw the cat .",
+    "She woke him up .",
+    "A bird sang .",
+    "He hurt himself .",
+    "The cat  slept .",  # a double space still separates just two tokens
+    "She gave the book back .",
+    "A dog barked .",
+]
+
+
+def run_cli(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="phenomt")
+    register_cli(CommandTree(parser))
+    args = parser.parse_args(argv)
+    return args.handler(args)
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small model trained for one iteration on the hand-made treebank (about a second)."""
+    return train_model([TREEBANK], tmp_path_factory.mktemp("model") / "tiny.udpipe",
+                       iterations=1, tagger=FAST_TAGGER, parser=FAST_PARSER)
+
+
+@pytest.fixture()
+def text_file(tmp_path: Path) -> Path:
+    path = tmp_path / "input.tok"
+    path.write_text("\n".join(SENTENCES) + "\n", encoding="utf-8")
+    return path
+
+
+def test_parse_one_sentence_per_line(tiny_model: Path, text_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.conllu"
+    assert parse_file(tiny_model, text_file, out) == len(SENTENCES)
+    sentences = read_conllu(out)
+    assert len(sentences) == len(SENTENCES)
+    for number, (sentence, line) in enumerate(zip(sentences, SENTENCES, strict=True), start=1):
+        assert sentence.comments == (f"# sent_id = {number}", f"# text = {line}")
+        assert [w.form for w in sentence.words] == line.split()
+        assert all(w.head is not None for w in sentence.words)
+        assert sum(1 for w in sentence.words if w.head == 0) >= 1
+    # Parsing is deterministic.
+    again = tmp_path / "again.conllu"
+    parse_file(tiny_model, text_file, again)
+    assert again.read_bytes() == out.read_bytes()
+
+
+def test_shard_sizes() -> None:
+    assert shard_sizes(7, 3) == [3, 2, 2]
+    assert shard_sizes(2, 4) == [1, 1, 0, 0]
+    assert shard_sizes(0, 2) == [0, 0]
+    with pytest.raises(ValueError):
+        shard_sizes(3, 0)
+
+
+@pytest.mark.parametrize("shards", [1, 3, 10])
+def test_sharded_parse_equals_unsharded(tiny_model: Path, text_file: Path, tmp_path: Path,
+                                        shards: int) -> None:
+    whole = tmp_path / "whole.conllu"
+    parse_file(tiny_model, text_file, whole)
+    pieces = [tmp_path / f"shard{k}.tok" for k in range(shards)]
+    sizes = split_text(text_file, pieces)
+    assert sum(sizes) == len(SENTENCES)
+    assert "".join(p.read_text(encoding="utf-8") for p in pieces) == text_file.read_text(
+        encoding="utf-8")
+    parsed = [tmp_path / f"shard{k}.conllu" for k in range(shards)]
+    for piece, out in zip(pieces, parsed, strict=True):
+        parse_file(tiny_model, piece, out)
+    merged = tmp_path / "merged.conllu"
+    assert merge_conllu(parsed, merged) == len(SENTENCES)
+    assert merged.read_bytes() == whole.read_bytes()
+
+
+def test_empty_input_line_is_an_error(tiny_model: Path, tmp_path: Path) -> None:
+    path = tmp_path / "gap.tok"
+    path.write_text("A dog barked .\n\nThe cat slept .\n", encoding="utf-8")
+    with pytest.raises(InputError, match=rf"{path}:2: empty line"):
+        parse_file(tiny_model, path, tmp_path / "gap.conllu")
+    assert not (tmp_path / "gap.conllu").exists()
+
+
+def test_parse_lines_numbers_from_first_id(tiny_model: Path) -> None:
+    (block,) = parse_lines(load_model(tiny_model), ["A bird sang ."], first_id=41)
+    assert block.startswith("# sent_id = 41\n# text = A bird sang .\n1\tA\t")
+    assert block.endswith("\n\n")
+
+
+def test_missing_model_file(tmp_path: Path, text_file: Path) -> None:
+    missing = tmp_path / "nowhere.udpipe"
+    with pytest.raises(InputError, match=rf"{missing}: UDPipe model file not found"):
+        parse_file(missing, text_file, tmp_path / "out.conllu")
+    assert not (tmp_path / "out.conllu").exists()
+    broken = tmp_path / "broken.udpipe"
+    broken.write_bytes(b"not a model")
+    with pytest.raises(InputError, match="cannot load UDPipe model"):
+        load_model(broken)
+
+
+def test_training_rejects_malformed_treebank(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.conllu"
+    bad.write_text("1\tA\ta\tDET\t_\t_\t2\tdet\t_\n", encoding="utf-8")
+    with pytest.raises(InputError, match=rf"{bad}:1: expected 10"):
+        train_model([bad], tmp_path / "m.udpipe", iterations=1)
+    assert not (tmp_path / "m.udpipe").exists()
+
+
+def test_iteration_option_strings() -> None:
+    assert _with_iterations("default", "iterations", 2) == "iterations=2"
+    assert _with_iterations("none", "epochs", 2) == "none"
+    assert _with_iterations("hidden_layer=50", "iterations", 3) == "hidden_layer=50;iterations=3"
+    assert _with_iterations("default", "iterations", None) == "default"
+
+
+def test_cli_train_parse_scatter_gather(tmp_path: Path, text_file: Path) -> None:
+    model = tmp_path / "cli.udpipe"
+    assert run_cli(["udpipe-train", "--treebank", str(TREEBANK), "--output", str(model),
+                    "--iterations", "1", "--tagger", FAST_TAGGER, "--parser", FAST_PARSER]) == 0
+    whole = tmp_path / "whole.conllu"
+    assert run_cli(["parse", "--model", str(model), "--input", str(text_file),
+                    "--output", str(whole)]) == 0
+    shards = [str(tmp_path / f"s{k}.tok") for k in range(2)]
+    assert run_cli(["parse-scatter", "--input", str(text_file), "--outputs", *shards]) == 0
+    parsed = []
+    for shard in shards:
+        parsed.append(shard.replace(".tok", ".conllu"))
+        assert run_cli(["parse", "--model", str(model), "--input", shard,
+                        "--output", parsed[-1]]) == 0
+    merged = tmp_path / "merged.conllu"
+    assert run_cli(["parse-gather", "--inputs", *parsed, "--output", str(merged)]) == 0
+    assert merged.read_bytes() == whole.read_bytes()
+
+
+def test_mirror_english_model_finds_a_particle(mirror: Path, tmp_path: Path) -> None:
+    model = mirror / "udpipe" / "english.udpipe"
+    if not model.is_file():
+        pytest.skip("the mirror has no English UDPipe model")
+    text = tmp_path / "en.tok"
+    text.write_text("I woke him up .\nThe dog barked .\n", encoding="utf-8")
+    parsed = tmp_path / "en.conllu"
+    assert parse_file(model, text, parsed) == 2
+    up = read_conllu(parsed)[0].word(4)
+    assert (up.form, up.deprel, up.head) == ("up", "compound:prt", 2)
+    result = extract_lexical(parsed, PARTICLE, tmp_path / "set", min_distance=1)
+    assert result.ids == (1,)
+    assert (tmp_path / "set.src_marked").read_text(encoding="utf-8") == "I *woke* him *up* .\n"

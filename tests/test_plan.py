@@ -1,0 +1,51 @@
+import pytest
+
+from phenomt.plan import Plan, fairseq_options, load_config, shell_args
+from tests.conftest import ROOT
+
+
+def test_fairseq_options():
+    assert fairseq_options({"max_update": 50, "share_all_embeddings": True, "cpu": False,
+                            "adam_betas": "(0.9,0.98)", "x": None}) == [
+        "--adam-betas", "(0.9,0.98)", "--max-update", "50", "--share-all-embeddings"]
+
+
+def test_shell_args_quotes():
+    assert shell_args([("--a", "x y"), ("--b", None), ("--c", True), ("--d", [1, 2])]) == \
+        "--a 'x y' --c --d 1 2"
+
+
+@pytest.fixture
+def plan():
+    return Plan(load_config(ROOT / "config" / "config.yaml"))
+
+
+def test_default_config_is_consistent(plan):
+    plan.check()
+    model = plan.model("transformer.de-en")
+    assert model["training"]["max_update"] > 0
+    assert model["architecture"]["arch"] == "transformer"
+    assert "newstest2013.de-en" in model["test"]
+    assert not any(c.startswith("books") for c in model["train"])  # Books stays out
+    assert plan.model("transformer.zh-en")["bpe"]["merges"] == 6000  # override
+    assert plan.model("transformer.zh-en")["bpe"]["min_frequency"] == 2  # default kept
+
+
+def test_paths(plan):
+    assert plan.bpe_input("transformer.de-en", "train", "src") == \
+        "results/models/transformer.de-en/data/train.tok.src"
+    assert plan.bpe_input("transformer.de-en", "newstest2013.de-en", "tgt") == \
+        "results/data/tok/newstest2013.de-en.en"
+    assert plan.bleu_tokenizer("transformer.zh-en") == "13a"
+    assert "results/tables/bleu.md" in plan.tables()
+
+
+def test_check_catches_bad_references(plan):
+    config = dict(plan.config)
+    config["models"] = {"m": {"src": "de", "tgt": "en", "train": ["newstest2017.zh-en"],
+                              "valid": "newstest2020.de-en", "test": ["newstest2013.de-en"]}}
+    with pytest.raises(ValueError, match="not \\['de', 'en'\\]"):
+        Plan(config).check()
+    config["models"]["m"]["train"] = ["nope"]
+    with pytest.raises(KeyError, match="not declared"):
+        Plan(config).check()

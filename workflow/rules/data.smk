@@ -1,0 +1,66 @@
+# Data stage: mirror or download, safe extraction, validation and cleaning.
+
+
+rule fetch:
+    output:
+        f"{RES}/downloads/{{download}}",
+    params:
+        args=lambda w: PLAN.fetch_args(w.download, MIRROR),
+    log:
+        f"{OUT}/logs/fetch/{{download}}.log",
+    conda:
+        ENV
+    shell:
+        "phenomt fetch --output {output} {params.args} > {log} 2>&1"
+
+
+rule extract_archive:
+    input:
+        f"{RES}/downloads/{{download}}",
+    output:
+        directory(f"{RES}/extracted/{{download}}"),
+    log:
+        f"{OUT}/logs/extract/{{download}}.log",
+    conda:
+        ENV
+    shell:
+        "phenomt extract-archive --archive {input} --output {output} > {log} 2>&1"
+
+
+# Each language side is written by its own job: validation reads both sides and drops
+# pairs, so the two jobs make the same (deterministic) selection.
+rule prepare_corpus:
+    input:
+        lambda w: PLAN.corpus_inputs(w.corpus),
+    output:
+        text=f"{OUT}/data/raw/{{corpus}}.{{lang}}",
+        report=f"{OUT}/data/reports/{{corpus}}.{{lang}}.json",
+    params:
+        args=lambda w: PLAN.corpus_args(w.corpus),
+    log:
+        f"{OUT}/logs/prepare/{{corpus}}.{{lang}}.log",
+    benchmark:
+        f"{OUT}/benchmarks/prepare/{{corpus}}.{{lang}}.tsv"
+    conda:
+        ENV
+    shell:
+        "phenomt corpus prepare {params.args} --side {wildcards.lang} --output {output.text}"
+        " --report {output.report} > {log} 2>&1"
+
+
+rule corpus_docids:
+    input:
+        lambda w: PLAN.corpus_inputs(w.corpus),
+    output:
+        f"{OUT}/data/raw/{{corpus}}.docids",
+    params:
+        args=lambda w: PLAN.corpus_args(w.corpus),
+        docids=lambda w: PLAN.docids_source(w.corpus),
+        fmt=lambda w: PLAN.corpus(w.corpus)["docids"]["format"],
+    log:
+        f"{OUT}/logs/prepare/{{corpus}}.docids.log",
+    conda:
+        ENV
+    shell:
+        "phenomt corpus docids {params.args} --docids {params.docids}"
+        " --docids-format {params.fmt} --output {output} > {log} 2>&1"
