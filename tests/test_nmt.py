@@ -21,6 +21,7 @@ def test_train_command_resumes_and_pins_seed():
     joined = " ".join(cmd)
     assert "--restore-file checkpoint_last.pt" in joined
     assert "--seed 7" in joined and "--cpu" in joined and "--save-dir ckpt" in joined
+    assert "--required-batch-size-multiple 1" in joined  # else the longest batch is dropped
     assert "--cpu" not in train_command("bin", "ckpt", {}, 1, use_gpu=True)
 
 

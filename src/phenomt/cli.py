@@ -29,6 +29,9 @@ COMMAND_MODULES: tuple[str, ...] = (
     "phenomt.parse",
     "phenomt.challenge",
     "phenomt.redundancy",
+    "phenomt.align",
+    "phenomt.ldd_eval",
+    "phenomt.locality",
 )
 
 
@@ -57,7 +60,8 @@ class CommandTree:
 
 
 def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="phenomt", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="phenomt", description="phenomt: phenomenon-level evaluation of machine translation")
     parser.add_argument("--version", action="version", version=f"phenomt {__version__}")
     tree = CommandTree(parser)
     for module in modules:

@@ -71,9 +71,14 @@ def run_logged(cmd: Sequence[str], log_path: str | Path | None) -> None:
                            f"{' '.join(cmd)}" + (f" (see {log_path})" if log_path else ""))
 
 
+# fairseq-fixed drops the last batch when its size is not a multiple of
+# --required-batch-size-multiple (default 8). Batches are sorted by length, so that silently
+# loses the longest sentences of every epoch and of every test set: use 1 unless configured.
+
+
 def train_command(data_bin: str, save_dir: str, options: dict, seed: int,
                   use_gpu: bool) -> list[str]:
-    opts = dict(options)
+    opts = {"required_batch_size_multiple": 1, **options}
     opts.update({"save_dir": save_dir, "seed": seed, "cpu": not use_gpu})
     # fairseq resumes from <save_dir>/checkpoint_last.pt by default; keep that explicit.
     opts.setdefault("restore_file", "checkpoint_last.pt")
@@ -123,7 +128,7 @@ def generate(data_bin: str, model: str, source_bpe: str, output: str, tgt_lang: 
     if not Path(model).is_file():
         raise InputError(model, "model checkpoint not found")
     expected = count_lines(source_bpe)
-    opts = {"beam": 5, "batch_size": 64, **options}
+    opts = {"beam": 5, "batch_size": 64, "required_batch_size_multiple": 1, **options}
     opts.update({"path": model, "gen_subset": "test", "seed": seed,
                  "cpu": not gpu_available()})
     raw = Path(raw_output or f"{output}.generate")

@@ -1,0 +1,370 @@
+"""Tests for phenomt.align: fast_align training, saved models, Pharaoh output, symmetrisation,
+the length limit, sharding and the CLI."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from phenomt import align
+from phenomt.cli import CommandTree
+from phenomt.io import InputError, read_lines, write_lines
+
+DATA = Path(__file__).parent / "data" / "align"
+NEWSTEST = Path("/work/shared/data/wmt/de-en/newstest2013")
+LIMIT = 1024
+
+
+def points(line: str) -> set[tuple[int, int]]:
+    return {(int(i), int(j)) for i, j in (p.split("-") for p in line.split())}
+
+
+def synthetic_pairs(n: int = 400, vocab: int = 500, seed: int = 0) -> list[tuple[str, str]]:
+    """Word-for-word translations, the target led by an extra word: source i ↔ target i+1."""
+    rng = random.Random(seed)
+    pairs = []
+    for _ in range(n):
+        ids = [rng.randrange(vocab) for _ in range(rng.randint(4, 12))]
+        pairs.append((" ".join(f"s{k}" for k in ids), " ".join(["the"] + [f"t{k}" for k in ids])))
+    return pairs
+
+
+def write_corpus(directory: Path, pairs: list[tuple[str, str]], name: str) -> tuple[Path, Path]:
+    src, tgt = directory / f"{name}.src", directory / f"{name}.tgt"
+    write_lines(src, [s for s, _ in pairs])
+    write_lines(tgt, [t for _, t in pairs])
+    return src, tgt
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    """(model dir, source file, target file) of models trained on the synthetic corpus."""
+    base = tmp_path_factory.mktemp("synthetic")
+    src, tgt = write_corpus(base, synthetic_pairs(), "train")
+    align.train_models([(src, tgt)], base / "model")
+    return base / "model", src, tgt
+
+
+@pytest.fixture(scope="module")
+def newstest(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    """(model dir, source file, target file) for 300 real De-En pairs of the offline mirror."""
+    de, en = NEWSTEST.with_suffix(".de"), NEWSTEST.with_suffix(".en")
+    if not (de.exists() and en.exists()):
+        pytest.skip("offline mirror newstest2013 de-en not available")
+    base = tmp_path_factory.mktemp("newstest")
+    pairs = list(zip(read_lines(de)[:300], read_lines(en)[:300], strict=True))
+    src, tgt = write_corpus(base, pairs, "news")
+    align.train_models([(src, tgt)], base / "model")
+    return base / "model", src, tgt
+
+
+# -- small helpers -----------------------------------------------------------------------------
+
+
+def test_split_tokens_on_whitespace():
+    assert align.split_tokens("  a b\tc  ") == ["a", "b", "c"]
+    assert align.split_tokens("") == []
+
+
+def test_thot_reserved_words_are_ordinary_words(tmp_path):
+    assert align._thot_tokens(["NULL", "a", "NULL~", "<UNUSED_WORD>"]) == [
+        "NULL~", "a", "NULL~~", "<UNUSED_WORD>~"]
+    src, tgt = write_corpus(tmp_path, [("NULL UNKNOWN_WORD a", "NULL b"), ("a", "b")], "c")
+    settings = align.train_models([(src, tgt)], tmp_path / "m")
+    # thot's 3 reserved entries plus the corpus words
+    assert settings["forward"]["src_vocab_size"] == 3 + 3
+    assert settings["forward"]["trg_vocab_size"] == 3 + 2
+    result = align.align_sentences(tmp_path / "m", [["NULL", "UNKNOWN_WORD", "a"]], [["NULL", "b"]])
+    assert result.forward[0] and result.gdfa[0]
+
+
+def test_shard_bounds_are_contiguous_and_cover_everything():
+    assert align.shard_bounds(10, 3) == [(0, 4), (4, 7), (7, 10)]
+    assert align.shard_bounds(2, 5) == [(0, 1), (1, 2)]
+    assert align.shard_bounds(0, 4) == [(0, 0)]
+    with pytest.raises(ValueError):
+        align.shard_bounds(5, 0)
+
+
+# -- grow-diag-final-and -----------------------------------------------------------------------
+
+
+def test_gdfa_hand_worked_case():
+    # 5 source x 5 target words. Forward: one source per target; reverse: one target per source.
+    forward = {(0, 0), (1, 1), (1, 2), (4, 3), (2, 4)}
+    reverse = {(0, 0), (1, 2), (2, 4), (4, 4)}
+    # Intersection: (0,0) (1,2) (2,4). Union adds candidates (1,1) (4,3) (4,4).
+    # grow-diag: (1,1) has target 1 unaligned and neighbours (1,2) and, diagonally, (0,0): added.
+    #   (4,3) and (4,4) have no aligned neighbour ((2,4) is two rows away): not added.
+    # final-and, forward first: (4,3) has source 4 and target 3 both unaligned: added.
+    #   Then reverse: (4,4) has source 4 aligned now: not added.
+    expected = [(0, 0), (1, 1), (1, 2), (2, 4), (4, 3)]
+    assert align.grow_diag_final_and(forward, reverse, 5, 5) == expected
+
+
+def test_gdfa_visits_candidate_points_in_index_order():
+    # Growing visits candidate points in (i, j) order, as fast_align's atools does, so a point
+    # can take a word before a neighbour that comes later in that order.
+    forward = {(4, 0), (4, 1), (4, 2)}
+    reverse = {(0, 1), (1, 2), (2, 1), (3, 1), (4, 0)}
+    # Intersection (4,0). Pass 1: (3,1) diagonal to (4,0) is added, which aligns target 1, so
+    # (4,1) now links two aligned words and is refused; (4,2), diagonal to (3,1), is added.
+    # Passes 2-4 add (2,1), then (1,2), then (0,1), each next to the previous one.
+    expected = [(0, 1), (1, 2), (2, 1), (3, 1), (4, 0), (4, 2)]
+    assert align.grow_diag_final_and(forward, reverse, 5, 3) == expected
+
+
+def test_gdfa_rejects_points_outside_the_matrix():
+    with pytest.raises(ValueError, match="outside"):
+        align.grow_diag_final_and([(0, 3)], [], 2, 3)
+
+
+# -- training, saving, loading -----------------------------------------------------------------
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
+def test_openmp_threads_controls_thot_training():
+    # libgomp keeps its worker threads after a parallel region, so the thread count after
+    # training shows how many threads thot used. A fresh interpreter starts without any.
+    code = """
+import os
+from thot.alignment import FastAlignModel
+from phenomt.align import openmp_threads
+for n in (1, 2):
+    model = FastAlignModel()
+    for k in range(50):
+        model.add_sentence_pair([f"s{k}", "a"], [f"t{k}", "b"])
+    with openmp_threads(n):
+        model.start_training()
+        model.train()
+    print(len(os.listdir("/proc/self/task")))
+"""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["1", "2"]
+
+
+def test_settings_record_training(synthetic):
+    model_dir, src, tgt = synthetic
+    settings = align.read_settings(model_dir)
+    assert settings["iterations"] == align.DEFAULT_ITERATIONS
+    assert settings["corpora"] == [{"src": str(src), "tgt": str(tgt), "lines": 400}]
+    assert settings["max_sentence_length"] == LIMIT
+    for direction in ("forward", "reverse"):
+        facts = settings[direction]
+        assert facts["variational_bayes"] is True
+        assert facts["alpha"] == pytest.approx(0.01)
+        assert facts["fast_align_p0"] == pytest.approx(0.08)
+        assert facts["final_diagonal_tension"] != 4.0  # the initial tension was optimised
+        assert all((model_dir / name).is_file() for name in facts["files"])
+
+
+def test_word_for_word_corpus_is_aligned_in_all_three_outputs(synthetic):
+    model_dir, src, tgt = synthetic
+    src_sents, tgt_sents = align.read_parallel(src, tgt)
+    result = align.align_sentences(model_dir, src_sents[:50], tgt_sents[:50])
+    for s, fwd, rev, gdfa in zip(src_sents, result.forward, result.reverse, result.gdfa,
+                                 strict=False):
+        diagonal = {(i, i + 1) for i in range(len(s))}
+        # Reverse points are written source-target too, hence (i, i+1) rather than (i+1, i).
+        assert diagonal <= points(fwd)
+        assert diagonal == points(rev)
+        assert diagonal <= points(gdfa)
+
+
+def test_loaded_models_align_like_the_trained_ones(synthetic):
+    from thot.alignment import FastAlignModel
+
+    model_dir, src, tgt = synthetic
+    src_sents, tgt_sents = align.read_parallel(src, tgt)
+    in_memory = FastAlignModel()
+    for s, t in zip(src_sents, tgt_sents, strict=True):
+        in_memory.add_sentence_pair(s, t)
+    with align.openmp_threads(1):
+        in_memory.start_training()
+        for _ in range(align.DEFAULT_ITERATIONS):
+            in_memory.train()
+        in_memory.end_training()
+    loaded = align.Aligner(model_dir).forward
+    expected = [m.to_list() for _, m in in_memory.get_best_alignments(src_sents, tgt_sents)]
+    assert [m.to_list() for _, m in loaded.get_best_alignments(src_sents, tgt_sents)] == expected
+
+
+def test_training_and_aligning_are_byte_identical_on_rerun(tmp_path, synthetic):
+    _, src, tgt = synthetic
+    outputs = []
+    for run in ("a", "b"):
+        align.train_models([(src, tgt)], tmp_path / run / "model")
+        outs = [tmp_path / run / name for name in ("fwd", "rev", "gdfa")]
+        align.align_files(tmp_path / run / "model", src, tgt, *outs)
+        files = sorted((tmp_path / run / "model").iterdir()) + outs
+        outputs.append([(f.name, f.read_bytes()) for f in files])
+    assert len(outputs[0]) == 2 * 14 + 1 + 3
+    assert outputs[0] == outputs[1]
+
+
+def test_extra_corpora_are_trained_on(tmp_path):
+    small = [(DATA / "tiny.de", DATA / "tiny.en")]
+    settings = align.train_models([*small, (DATA / "extra.de", DATA / "extra.en")], tmp_path / "m")
+    assert settings["training_pairs"] == 16
+    assert [c["lines"] for c in settings["corpora"]] == [10, 6]
+    alone = align.train_models(small, tmp_path / "alone")
+    # The extra corpus brings words the corpus to align lacks ("sieht", "nicht", ...).
+    assert settings["forward"]["src_vocab_size"] > alone["forward"]["src_vocab_size"]
+
+
+def test_unequal_line_counts_name_both_files(tmp_path):
+    src, tgt = tmp_path / "a.de", tmp_path / "a.en"
+    write_lines(src, ["a b", "c"])
+    write_lines(tgt, ["x"])
+    with pytest.raises(InputError) as err:
+        align.train_models([(src, tgt)], tmp_path / "m")
+    assert str(src) in str(err.value) and str(tgt) in str(err.value)
+    assert not (tmp_path / "m").exists()
+
+
+def test_unequal_line_counts_when_aligning(tmp_path, synthetic):
+    model_dir, _, _ = synthetic
+    src, tgt = tmp_path / "a.de", tmp_path / "a.en"
+    write_lines(src, ["s1"])
+    write_lines(tgt, ["t1", "t2"])
+    with pytest.raises(InputError, match="equal line counts") as err:
+        align.align_files(model_dir, src, tgt, *(tmp_path / n for n in ("f", "r", "g")))
+    assert str(src) in str(err.value) and str(tgt) in str(err.value)
+    assert not (tmp_path / "f").exists()
+
+
+def test_missing_model_file_is_a_clear_error(tmp_path):
+    align.train_models([(DATA / "tiny.de", DATA / "tiny.en")], tmp_path / "m")
+    (tmp_path / "m" / "trg_src.tvcb").unlink()
+    with pytest.raises(InputError, match="missing model file") as err:
+        align.Aligner(tmp_path / "m")
+    assert "trg_src.tvcb" in str(err.value)
+
+
+def test_missing_settings_is_a_clear_error(tmp_path):
+    with pytest.raises(InputError, match="no trained models"):
+        align.align_sentences(tmp_path, [["a"]], [["b"]])
+
+
+# -- the length limit --------------------------------------------------------------------------
+
+
+def test_thot_leaves_pairs_over_1024_tokens_unaligned(synthetic):
+    model = align.Aligner(synthetic[0]).forward
+    assert model.max_sentence_length == LIMIT
+
+    def aligned_points(n: int) -> int:
+        src = [f"s{k % 500}" for k in range(n)]
+        tgt = [f"t{k % 500}" for k in range(n)]
+        _, matrix = model.get_best_alignment(src, tgt)
+        return sum(1 for i in matrix.to_list() if i)
+
+    assert aligned_points(LIMIT) > LIMIT // 2
+    assert aligned_points(LIMIT + 1) == 0  # silently: no error, every word to NULL
+
+
+def test_too_long_pairs_are_empty_counted_and_logged(synthetic, caplog):
+    short_src, short_tgt = ["s1", "s2"], ["the", "t1", "t2"]
+    long_src = [f"s{k % 500}" for k in range(LIMIT + 1)]
+    long_tgt = [f"t{k % 500}" for k in range(LIMIT + 1)]
+    src = [short_src, long_src, short_src, short_src, long_src[:LIMIT], []]
+    tgt = [short_tgt, short_tgt, short_tgt, long_tgt, long_tgt[:LIMIT], short_tgt]
+    with caplog.at_level(logging.WARNING, logger="phenomt.align"):
+        result = align.align_sentences(synthetic[0], src, tgt)
+    assert result.too_long_lines == (2, 4)
+    assert result.too_long == 2
+    for lines in (result.forward, result.reverse, result.gdfa):
+        assert [bool(line) for line in lines] == [True, False, True, False, True, False]
+    assert "2 of 6 sentence pairs" in caplog.text and "line 2, 4" in caplog.text
+
+
+# -- sharding ----------------------------------------------------------------------------------
+
+
+def test_sharded_alignment_equals_unsharded(tmp_path, newstest):
+    model_dir, src, tgt = newstest
+    src_sents, tgt_sents = align.read_parallel(src, tgt)
+    # A too-long pair in the second shard checks that positions are shifted correctly.
+    src_sents[200] = ["x"] * (LIMIT + 1)
+    single = align.align_sentences(model_dir, src_sents, tgt_sents, jobs=1)
+    assert single.too_long_lines == (201,)
+    assert align.align_sentences(model_dir, src_sents, tgt_sents, jobs=2) == single
+    assert align.align_sentences(model_dir, src_sents, tgt_sents, jobs=3) == single
+
+
+def test_real_alignments_are_consistent(newstest):
+    model_dir, src, tgt = newstest
+    src_sents, tgt_sents = align.read_parallel(src, tgt)
+    result = align.align_sentences(model_dir, src_sents, tgt_sents)
+    same_word_links = same_word_pairs = 0
+    for s, t, fwd, rev, gdfa in zip(src_sents, tgt_sents, result.forward, result.reverse,
+                                    result.gdfa, strict=True):
+        f, r, g = points(fwd), points(rev), points(gdfa)
+        assert all(i < len(s) and j < len(t) for i, j in f | r)
+        assert f & r <= g <= f | r
+        assert sorted(g) == align.grow_diag_final_and(f, r, len(s), len(t))
+        assert fwd.split() == [f"{i}-{j}" for i, j in sorted(f)]  # sorted Pharaoh
+        # Words spelt alike once on each side (names, numbers) are mostly linked; many are
+        # singletons in 300 training pairs, so not all. A shifted or transposed output would
+        # link almost none.
+        for word in set(s) & set(t):
+            if s.count(word) == 1 and t.count(word) == 1 and len(word) > 3:
+                same_word_pairs += 1
+                same_word_links += (s.index(word), t.index(word)) in g
+    assert same_word_pairs > 50
+    assert same_word_links / same_word_pairs > 0.5
+
+
+# -- command line ------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="phenomt")
+    align.register_cli(CommandTree(parser))
+    return parser
+
+
+def run(*argv: str | Path) -> int:
+    args = build_parser().parse_args([str(a) for a in argv])
+    return args.handler(args)
+
+
+def test_cli_train_and_apply(tmp_path):
+    model_dir = tmp_path / "model"
+    assert run("align", "train", "--src", DATA / "tiny.de", "--tgt", DATA / "tiny.en",
+               "--extra-src", DATA / "extra.de", "--extra-tgt", DATA / "extra.en",
+               "--model-dir", model_dir, "--iterations", "3") == 0
+    settings = align.read_settings(model_dir)
+    assert settings["iterations"] == 3 and len(settings["corpora"]) == 2
+
+    outs = [tmp_path / name for name in ("fwd.al", "rev.al", "gdfa.al")]
+    assert run("align", "apply", "--model-dir", model_dir, "--src", DATA / "tiny.de",
+               "--tgt", DATA / "tiny.en", "--out-forward", outs[0], "--out-reverse", outs[1],
+               "--out-gdfa", outs[2], "--jobs", "2") == 0
+    src_sents, tgt_sents = align.read_parallel(DATA / "tiny.de", DATA / "tiny.en")
+    expected = align.align_sentences(model_dir, src_sents, tgt_sents)
+    assert [read_lines(o) for o in outs] == [expected.forward, expected.reverse, expected.gdfa]
+    assert all(len(read_lines(o)) == 10 for o in outs)
+
+
+def test_cli_rejects_unmatched_extra_corpora(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        run("align", "train", "--src", DATA / "tiny.de", "--tgt", DATA / "tiny.en",
+            "--extra-src", DATA / "extra.de", "--model-dir", tmp_path / "m")
+    assert "--extra-tgt" in capsys.readouterr().err
+
+
+def test_cli_apply_without_models_raises_input_error(tmp_path):
+    with pytest.raises(InputError, match="no trained models"):
+        run("align", "apply", "--model-dir", tmp_path, "--src", DATA / "tiny.de",
+            "--tgt", DATA / "tiny.en", "--out-forward", tmp_path / "f",
+            "--out-reverse", tmp_path / "r", "--out-gdfa", tmp_path / "g")
