@@ -2,11 +2,13 @@
 # Stages live in workflow/rules/*.smk; their logic lives in the phenomt package.
 import json
 import os
+import shlex
 
 from snakemake.utils import min_version, validate
 
 from phenomt.fetch import find_mirror
 from phenomt.plan import Plan, load_config
+from phenomt.plan_ldd import bin_arguments
 
 min_version("9.0")
 
@@ -32,12 +34,26 @@ wildcard_constraints:
     download="[^/]+",
     part="[^/]+",
     side="src|tgt",
+    lcorpus="[^/.]+",
+    direction="[a-z]{2,3}-[a-z]{2,3}",
+    phen="particle|reflexive|preposition-stranding",
+    lbin="all|ge[0-9]+|eq[0-9]+",
+    dist="[0-9]+",
+    shard="[0-9]+",
+    setting="regular|permuted|reversed|perposemb",
+    run="[a-z]+\\.[a-z]+\\.[a-z]+\\.s[0-9]+",
+    setname="[a-z-]+\\.[a-z]+[0-9]*",
 
 
 include: "workflow/rules/data.smk"
 include: "workflow/rules/text.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/decode.smk"
+include: "workflow/rules/align.smk"
+include: "workflow/rules/parse.smk"
+include: "workflow/rules/challenge.smk"
+include: "workflow/rules/score.smk"
+include: "workflow/rules/locality.smk"
 include: "workflow/rules/tables.smk"
 
 

@@ -49,3 +49,36 @@ def test_check_catches_bad_references(plan):
     config["models"]["m"]["train"] = ["nope"]
     with pytest.raises(KeyError, match="not declared"):
         Plan(config).check()
+
+
+def test_ldd_sets_follow_the_source_language(plan):
+    from phenomt.plan_ldd import bin_arguments
+
+    de_sets, en_sets = plan.ldd_sets("de-en"), plan.ldd_sets("en-de")
+    assert not any(s.startswith("preposition-stranding") for s in de_sets)
+    assert "preposition-stranding.ge1" in en_sets
+    assert de_sets[-1] == "reorder.ge5" and len(de_sets) == 2 * 10 + 1
+    assert bin_arguments("all") == "--min-distance 0"
+    assert bin_arguments("ge2") == "--min-distance 2"
+    assert bin_arguments("eq3") == "--min-distance 3 --exact"
+    assert plan.ldd_set_key("news", "en-de", "particle.ge1") == "news/en-de/particle/ge1"
+
+
+def test_locality_run_options(plan):
+    runs = plan.locality_runs()
+    assert "perposemb.learned.transformer.s1" in runs and len(runs) == 8
+    perposemb = plan.locality_train_options("perposemb.learned.transformer.s1")
+    assert perposemb["arch"] == "transformer_permuted_positions_tiny"
+    assert perposemb["user_dir"].endswith("fairseq_ext") and perposemb["encoder_learned_pos"]
+    sinusoidal = plan.locality_train_options("regular.sinusoidal.transformer.s1")
+    assert sinusoidal["arch"] == "transformer_tiny" and "encoder_learned_pos" not in sinusoidal
+    assert plan.locality_train_options("permuted.none.lstm.s1")["arch"] == "lstm"
+
+
+def test_ldd_check_catches_wrong_direction(plan):
+    import copy
+
+    config = copy.deepcopy(plan.config)
+    config["ldd"]["directions"]["de-en"]["models"] = ["transformer.en-de"]
+    with pytest.raises(ValueError, match="does not translate de-en"):
+        Plan(config).check()

@@ -60,8 +60,18 @@ def tiny_config(tmp_path: Path) -> Path:
     config["resources_dir"] = str(tmp_path / "resources")
     models = config["models"]
     models["transformer.de-en"]["train"] = ["newstest2011.de-en", "multi30k.train"]
+    models["transformer.en-de"]["train"] = ["newstest2011.de-en", "multi30k.train"]
     models["transformer.zh-en"]["train"] = ["newstest2019.zh-en"]
     used = {c for m in models.values() for c in [*m["train"], m["valid"], *m["test"]]}
+    config["ldd"]["align"]["extra"] = ["multi30k.train"]
+    config["ldd"]["control"]["draws"] = 20
+    loc = config["locality"]
+    loc.update(n_test=10, n_valid=5, runs=[
+        {"setting": "regular", "pos_emb": "learned", "arch": "transformer"},
+        {"setting": "perposemb", "pos_emb": "learned", "arch": "transformer"},
+        {"setting": "permuted", "pos_emb": "none", "arch": "lstm"}])
+    loc["training"].update(max_update=10, log_interval=5)
+    loc["decode"]["max_len_b"] = 30  # an untrained model may never emit </s>
     keep = used | {"books.de-en", "iwslt14.test"}
     config["corpora"] = {k: v for k, v in config["corpora"].items() if k in keep}
     for name, corpus in config["corpora"].items():
@@ -69,7 +79,7 @@ def tiny_config(tmp_path: Path) -> Path:
     for model in models.values():
         model["bpe"] = {"merges": 500}
     config["defaults"]["training"].update(max_update=50, warmup_updates=10, log_interval=10)
-    config["defaults"]["decode"]["batch_size"] = 32
+    config["defaults"]["decode"].update(batch_size=32, max_len_b=60)
     path = tmp_path / "tiny.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     return path
@@ -88,10 +98,10 @@ def test_tiny_pipeline_end_to_end(tmp_path, mirror):
                            "--directory", str(tmp_path), timeout=600)
     assert result.returncode == 0, result.stderr[-5000:]
     tables = tmp_path / "results" / "tables"
-    for name in ("bleu", "corpus_stats"):
-        assert (tables / f"{name}.md").stat().st_size > 0
+    for name in ("bleu", "corpus_stats", "ldd_control", *(f"ldd_table{i}" for i in range(1, 7))):
+        assert (tables / f"{name}.md").stat().st_size > 0, name
     bleu = _numbers(tables / "bleu.csv", "BLEU")
-    assert len(bleu) == 2 and all(0 <= b <= 100 for b in bleu)
+    assert len(bleu) == 3 and all(0 <= b <= 100 for b in bleu)
     md = (tables / "bleu.md").read_text()
     assert re.search(r"nrefs:1\|case:mixed\|eff:no\|tok:13a", md)
     assert "50 updates" in md
@@ -102,6 +112,14 @@ def test_tiny_pipeline_end_to_end(tmp_path, mirror):
     hyp = tmp_path / "results/models/transformer.de-en/hyp/newstest2013.de-en.txt"
     assert len(hyp.read_text(encoding="utf-8").splitlines()) == 60
     assert "@@" not in hyp.read_text(encoding="utf-8")
+    # LDD tables: set sizes are counts, BLEU is a number for every model's baseline
+    with open(tables / "ldd_table3.csv", newline="", encoding="utf-8") as handle:
+        sizes = list(csv.DictReader(handle))
+    assert len(sizes) == 2 * (2 + 3) * 10  # corpora x (de-en + en-de phenomena) x bins
+    sheet = tmp_path / "results/ldd/validation_sheet.tsv"
+    assert sheet.read_text(encoding="utf-8").splitlines()[0].count("\t") >= 4
+    table1 = (tables / "ldd_table1.md").read_text(encoding="utf-8")
+    assert "perposemb" in table1.lower() and "lstm" in table1.lower()
     # a second run has nothing to do
     again = run_snakemake("-n", "--configfile", str(config), "--directory", str(tmp_path))
     assert "Nothing to be done" in again.stdout + again.stderr

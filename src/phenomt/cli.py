@@ -17,22 +17,28 @@ from phenomt.io import InputError
 
 Handler = Callable[[argparse.Namespace], int | None]
 
-COMMAND_MODULES: tuple[str, ...] = (
-    "phenomt.fetch",
-    "phenomt.corpus",
-    "phenomt.text",
-    "phenomt.bpe",
-    "phenomt.stats",
-    "phenomt.bleu",
-    "phenomt.nmt",
-    "phenomt.tables",
-    "phenomt.parse",
-    "phenomt.challenge",
-    "phenomt.redundancy",
-    "phenomt.align",
-    "phenomt.ldd_eval",
-    "phenomt.locality",
-)
+# Top-level command -> modules that register it. Only the modules of the invoked command are
+# imported, so that e.g. `phenomt corpus prepare` does not pay for pandas, torch or UDPipe.
+COMMANDS: dict[str, tuple[str, ...]] = {
+    "fetch": ("phenomt.fetch",),
+    "extract-archive": ("phenomt.fetch",),
+    "corpus": ("phenomt.corpus",),
+    "text": ("phenomt.text",),
+    "bpe": ("phenomt.bpe",),
+    "stats": ("phenomt.stats",),
+    "score": ("phenomt.bleu", "phenomt.redundancy"),
+    "nmt": ("phenomt.nmt",),
+    "table": ("phenomt.tables",),
+    "parse": ("phenomt.parse",),
+    "parse-scatter": ("phenomt.parse",),
+    "parse-gather": ("phenomt.parse",),
+    "udpipe-train": ("phenomt.parse",),
+    "extract": ("phenomt.challenge",),
+    "align": ("phenomt.align",),
+    "ldd": ("phenomt.ldd_eval",),
+    "locality": ("phenomt.locality",),
+}
+COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(m for ms in COMMANDS.values() for m in ms))
 
 
 class CommandTree:
@@ -69,8 +75,15 @@ def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentP
     return parser
 
 
+def modules_for(argv: Sequence[str]) -> Sequence[str]:
+    """The modules needed to parse ``argv``: those of its command, or all of them for help."""
+    first = next((a for a in argv if not a.startswith("-")), None)
+    return COMMANDS.get(first, COMMAND_MODULES) if first else COMMAND_MODULES
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(modules_for(argv)).parse_args(argv)
     try:
         return int(args.handler(args) or 0)
     except InputError as err:

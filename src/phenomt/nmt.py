@@ -86,10 +86,14 @@ def train_command(data_bin: str, save_dir: str, options: dict, seed: int,
 
 
 def train(data_bin: str, save_dir: str, output: str, options: dict, seed: int,
-          log_path: str | None = None) -> dict:
-    """Train (or resume) a fairseq model and publish its best checkpoint as ``output``."""
+          log_path: str | None = None, extra_args: Sequence[str] = ()) -> dict:
+    """Train (or resume) a fairseq model and publish its best checkpoint as ``output``.
+
+    ``extra_args`` are raw fairseq arguments known only at run time (e.g. a permutation
+    chosen from the data).
+    """
     use_gpu = gpu_available()
-    cmd = train_command(data_bin, save_dir, options, seed, use_gpu)
+    cmd = train_command(data_bin, save_dir, options, seed, use_gpu) + list(extra_args)
     resumed = (Path(save_dir) / "checkpoint_last.pt").exists()
     run_logged(cmd, log_path)
     best = Path(save_dir) / "checkpoint_best.pt"
@@ -148,7 +152,11 @@ def generate(data_bin: str, model: str, source_bpe: str, output: str, tgt_lang: 
 
 def _train_command(args: argparse.Namespace) -> int:
     options = json.loads(args.options)
-    train(args.data_bin, args.save_dir, args.output, options, args.seed, args.log)
+    extra: list[str] = []
+    if args.extra_args_file:
+        with open(args.extra_args_file, encoding="utf-8") as handle:
+            extra = [str(a) for a in json.load(handle).get("fairseq_model_args", [])]
+    train(args.data_bin, args.save_dir, args.output, options, args.seed, args.log, extra)
     return 0
 
 
@@ -168,6 +176,8 @@ def register_cli(tree) -> None:
     p.add_argument("--options", default="{}", help="fairseq-train options as JSON")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--log")
+    p.add_argument("--extra-args-file", help="JSON file whose 'fairseq_model_args' list is "
+                   "appended to the fairseq-train command")
     p = tree.add("nmt generate", "Translate a binarized test set to detokenized text",
                  _generate_command)
     p.add_argument("--data-bin", required=True)

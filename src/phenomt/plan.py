@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from phenomt.plan_ldd import LddPlan
+
 MODEL_SECTIONS = ("architecture", "training", "decode", "resources", "bpe")
 
 
@@ -23,7 +25,7 @@ def load_config(path: str | Path) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class Plan:
+class Plan(LddPlan):
     config: dict[str, Any]
 
     # --- locations -------------------------------------------------------------------
@@ -194,6 +196,7 @@ class Plan:
                 if sorted(self.corpus(corpus)["langs"]) != sorted(pair):
                     raise ValueError(f"model {name!r}: corpus {corpus!r} is "
                                      f"{self.corpus(corpus)['langs']}, not {pair}")
+        self.check_ldd()
 
     def ordered(self, corpus: str, src: str, tgt: str) -> list[str]:
         """Tokenized files of a corpus in (src, tgt) order."""
@@ -202,7 +205,8 @@ class Plan:
     # --- targets ---------------------------------------------------------------------
     def tables(self) -> list[str]:
         names = ["corpus_stats"] + (["bleu"] if self.models else [])
-        return [f"{self.out}/tables/{n}.{ext}" for n in names for ext in ("md", "csv")]
+        base = [f"{self.out}/tables/{n}.{ext}" for n in names for ext in ("md", "csv")]
+        return [*base, *self.ldd_tables(), *self.locality_tables()]
 
     def all_stats(self) -> list[str]:
         return [self.stats_json(c) for c in self.corpora]

@@ -29,3 +29,91 @@ rule table_bleu:
     shell:
         "phenomt table bleu --scores {input.scores} --models {input.cards}"
         " --md {output.md} --csv {output.csv} > {log} 2>&1"
+
+
+LDD_NOTES = " ".join(f"--note {shlex.quote(n)}" for n in PLAN.ldd_notes())
+LDD_SIZE_ARGS = {
+    kind: " ".join(
+        f"{PLAN.ldd_set_key(*s)}={PLAN.ldd_set_prefix(*s)}.ids"
+        for s in PLAN.ldd_all_sets()
+        if (s[2].startswith("reorder")) == (kind == "reorder")
+    )
+    for kind in ("reorder", "lexical")
+}
+
+
+rule table_ldd_sizes:
+    input:
+        [f"{PLAN.ldd_set_prefix(*s)}.ids" for s in PLAN.ldd_all_sets()],
+    output:
+        md2=f"{OUT}/tables/ldd_table2.md",
+        csv2=f"{OUT}/tables/ldd_table2.csv",
+        md3=f"{OUT}/tables/ldd_table3.md",
+        csv3=f"{OUT}/tables/ldd_table3.csv",
+    params:
+        reorder=LDD_SIZE_ARGS["reorder"],
+        lexical=LDD_SIZE_ARGS["lexical"],
+        notes=LDD_NOTES,
+    log:
+        f"{OUT}/logs/tables/ldd_sizes.log",
+    conda:
+        ENV
+    shell:
+        "(phenomt ldd table sizes --ids {params.reorder} {params.notes}"
+        " --md {output.md2} --csv {output.csv2} &&"
+        " phenomt ldd table sizes --ids {params.lexical} {params.notes}"
+        " --md {output.md3} --csv {output.csv3}) > {log} 2>&1"
+
+
+rule table_ldd_scores:
+    input:
+        scores=PLAN.ldd_all_scores(),
+        cards=[f"{OUT}/models/{m}/card.json" for m, _ in PLAN.ldd_models()],
+    output:
+        md=f"{OUT}/tables/ldd_table{{num}}.md",
+        csv=f"{OUT}/tables/ldd_table{{num}}.csv",
+    wildcard_constraints:
+        num="[456]",
+    params:
+        kind=lambda w: {"4": "bleu", "5": "distance", "6": "ribes"}[w.num],
+        notes=LDD_NOTES,
+    log:
+        f"{OUT}/logs/tables/ldd_table{{num}}.log",
+    conda:
+        ENV
+    shell:
+        "phenomt ldd table {params.kind} --scores {input.scores} --models {input.cards}"
+        " {params.notes} --md {output.md} --csv {output.csv} > {log} 2>&1"
+
+
+rule table_ldd_control:
+    input:
+        controls=PLAN.ldd_all_controls(),
+        cards=[f"{OUT}/models/{m}/card.json" for m, _ in PLAN.ldd_models()],
+    output:
+        md=f"{OUT}/tables/ldd_control.md",
+        csv=f"{OUT}/tables/ldd_control.csv",
+    params:
+        notes=LDD_NOTES,
+    log:
+        f"{OUT}/logs/tables/ldd_control.log",
+    conda:
+        ENV
+    shell:
+        "phenomt ldd table control --controls {input.controls} --models {input.cards}"
+        " {params.notes} --md {output.md} --csv {output.csv} > {log} 2>&1"
+
+
+rule table_ldd_validation:
+    input:
+        PLAN.ldd.get("sheet", {}).get("filled") or [],
+    output:
+        md=f"{OUT}/tables/ldd_validation.md",
+        csv=f"{OUT}/tables/ldd_validation.csv",
+    log:
+        f"{OUT}/logs/tables/ldd_validation.log",
+    conda:
+        ENV
+    shell:
+        "phenomt ldd sheet import --sheet {input} --md {output.md} --csv {output.csv}"
+        " > {log} 2>&1"

@@ -1,0 +1,62 @@
+# Word alignment (sil-thot's fast_align) for the reordering challenge sets.
+
+
+rule align_train:
+    input:
+        src=lambda w: [
+            PLAN.tok(c, PLAN.direction_langs(w.direction)[0])
+            for c in PLAN.ldd_align_corpora(w.direction)
+        ],
+        tgt=lambda w: [
+            PLAN.tok(c, PLAN.direction_langs(w.direction)[1])
+            for c in PLAN.ldd_align_corpora(w.direction)
+        ],
+    output:
+        f"{OUT}/ldd/align/{{direction}}/model/settings.json",
+    params:
+        model_dir=lambda w, output: os.path.dirname(output[0]),
+        first_src=lambda w, input: input.src[0],
+        first_tgt=lambda w, input: input.tgt[0],
+        extra=lambda w, input: (
+            f"--extra-src {' '.join(input.src[1:])} --extra-tgt {' '.join(input.tgt[1:])}"
+            if len(input.src) > 1
+            else ""
+        ),
+        iterations=PLAN.ldd.get("align", {}).get("iterations", 5),
+    log:
+        f"{OUT}/logs/align_train/{{direction}}.log",
+    benchmark:
+        f"{OUT}/benchmarks/align_train/{{direction}}.tsv"
+    conda:
+        ENV
+    shell:
+        "phenomt align train --src {params.first_src} --tgt {params.first_tgt} {params.extra}"
+        " --model-dir {params.model_dir} --iterations {params.iterations} > {log} 2>&1"
+
+
+rule align_apply:
+    input:
+        model=f"{OUT}/ldd/align/{{direction}}/model/settings.json",
+        src=lambda w: PLAN.tok(
+            PLAN.ldd_corpus_name(w.lcorpus), PLAN.direction_langs(w.direction)[0]
+        ),
+        tgt=lambda w: PLAN.tok(
+            PLAN.ldd_corpus_name(w.lcorpus), PLAN.direction_langs(w.direction)[1]
+        ),
+    output:
+        forward=f"{OUT}/ldd/align/{{direction}}/{{lcorpus}}.forward",
+        backward=f"{OUT}/ldd/align/{{direction}}/{{lcorpus}}.reverse",
+        gdfa=f"{OUT}/ldd/align/{{direction}}/{{lcorpus}}.gdfa",
+    params:
+        model_dir=lambda w, input: os.path.dirname(input.model),
+    threads: 2
+    log:
+        f"{OUT}/logs/align_apply/{{direction}}.{{lcorpus}}.log",
+    benchmark:
+        f"{OUT}/benchmarks/align_apply/{{direction}}.{{lcorpus}}.tsv"
+    conda:
+        ENV
+    shell:
+        "phenomt align apply --model-dir {params.model_dir} --src {input.src} --tgt {input.tgt}"
+        " --out-forward {output.forward} --out-reverse {output.backward}"
+        " --out-gdfa {output.gdfa} --jobs {threads} > {log} 2>&1"

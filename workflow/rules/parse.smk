@@ -1,0 +1,77 @@
+# UD parsing with UDPipe 1: scatter the tokenized source, parse shards, gather.
+
+PARSE_SHARDS = int(PLAN.ldd.get("parse_shards", 2))
+
+
+rule parse_scatter:
+    input:
+        lambda w: PLAN.tok(PLAN.ldd_corpus_name(w.lcorpus), w.lang),
+    output:
+        temp(
+            expand(
+                f"{OUT}/ldd/parse/shards/{{{{lcorpus}}}}.{{{{lang}}}}.{{shard}}.txt",
+                shard=range(PARSE_SHARDS),
+            )
+        ),
+    log:
+        f"{OUT}/logs/parse_scatter/{{lcorpus}}.{{lang}}.log",
+    conda:
+        ENV
+    shell:
+        "phenomt parse-scatter --input {input} --outputs {output} > {log} 2>&1"
+
+
+rule parse_shard:
+    input:
+        text=f"{OUT}/ldd/parse/shards/{{lcorpus}}.{{lang}}.{{shard}}.txt",
+        model=lambda w: f"{RES}/downloads/{PLAN.ldd['udpipe'][w.lang]}",
+    output:
+        temp(f"{OUT}/ldd/parse/shards/{{lcorpus}}.{{lang}}.{{shard}}.conllu"),
+    log:
+        f"{OUT}/logs/parse/{{lcorpus}}.{{lang}}.{{shard}}.log",
+    benchmark:
+        f"{OUT}/benchmarks/parse/{{lcorpus}}.{{lang}}.{{shard}}.tsv"
+    conda:
+        ENV
+    shell:
+        "phenomt parse --model {input.model} --input {input.text} --output {output} > {log} 2>&1"
+
+
+rule parse_gather:
+    input:
+        expand(
+            f"{OUT}/ldd/parse/shards/{{{{lcorpus}}}}.{{{{lang}}}}.{{shard}}.conllu",
+            shard=range(PARSE_SHARDS),
+        ),
+    output:
+        f"{OUT}/ldd/parse/{{lcorpus}}.{{lang}}.conllu",
+    log:
+        f"{OUT}/logs/parse_gather/{{lcorpus}}.{{lang}}.log",
+    conda:
+        ENV
+    shell:
+        "phenomt parse-gather --inputs {input} --output {output} > {log} 2>&1"
+
+
+rule udpipe_train:
+    """Train a UDPipe model from CoNLL-U treebanks: `snakemake <outdir>/udpipe/<name>.udpipe`.
+
+    Treebanks come from `udpipe_training.<name>` in the config (download ids).
+    """
+    input:
+        lambda w: [
+            f"{RES}/downloads/{d}" for d in PLAN.ldd["udpipe_training"][w.name]["treebanks"]
+        ],
+    output:
+        f"{OUT}/udpipe/{{name}}.udpipe",
+    params:
+        iterations=lambda w: PLAN.ldd["udpipe_training"][w.name].get("iterations", 10),
+    log:
+        f"{OUT}/logs/udpipe_train/{{name}}.log",
+    benchmark:
+        f"{OUT}/benchmarks/udpipe_train/{{name}}.tsv"
+    conda:
+        ENV
+    shell:
+        "phenomt udpipe-train --treebank {input} --output {output}"
+        " --iterations {params.iterations} > {log} 2>&1"
