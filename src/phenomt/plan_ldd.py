@@ -82,6 +82,18 @@ class LddPlan:
     def ldd_score(self, model: str, lcorpus: str, setname: str) -> str:
         return f"{self.out}/ldd/scores/{model}/{lcorpus}/{setname}.json"
 
+    def ldd_set_inputs(self, model: str, lcorpus: str, setname: str) -> dict[str, str]:
+        """Files to score a set: the model's full-corpus hypotheses, the reference, the
+        tokenized source (for length matching) and, except for the baseline, the set's ids."""
+        corpus = self.ldd_corpus_name(lcorpus)
+        direction = self.ldd_model_direction(model)
+        src, tgt = self.direction_langs(direction)
+        files = {"hyp": f"{self.out}/models/{model}/hyp/{corpus}.txt",
+                 "ref": self.raw(corpus, tgt), "src_tok": self.tok(corpus, src)}
+        if setname != "baseline.all":
+            files["ids"] = f"{self.ldd_set_prefix(lcorpus, direction, setname)}.ids"
+        return files
+
     def ldd_control(self, model: str, lcorpus: str, setname: str) -> str:
         return f"{self.out}/ldd/control/{model}/{lcorpus}/{setname}.json"
 
@@ -161,6 +173,10 @@ class LddPlan:
     @property
     def locality(self) -> dict[str, Any]:
         return self.config.get("locality") or {}
+
+    def locality_source(self, side: str) -> str:
+        """The assembled, tokenized training data the experiment draws its sentences from."""
+        return f"{self.out}/models/{self.locality.get('model')}/data/train.tok.{side}"
 
     def locality_runs(self) -> list[str]:
         """Run names ``<setting>.<pos_emb>.<arch>.s<seed>``."""

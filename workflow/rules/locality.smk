@@ -3,15 +3,10 @@
 # permutation acts on words.
 
 
-def locality_source(side):
-    model = PLAN.locality.get("model")
-    return f"{OUT}/models/{model}/data/train.tok.{side}"
-
-
 rule locality_prepare:
     input:
-        src=locality_source("src"),
-        tgt=locality_source("tgt"),
+        src=PLAN.locality_source("src"),
+        tgt=PLAN.locality_source("tgt"),
     output:
         multiext(
             f"{OUT}/locality/data/{{setting}}/",

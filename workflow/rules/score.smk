@@ -1,29 +1,11 @@
-# Scoring the challenge sets: each model translates the full corpus once; a set's score
-# selects its sentences by id (identical to translating the set, sentence by sentence).
-
-
-def ldd_full(w):
-    """Full-corpus hypothesis, reference and tokenized source of a model on an LDD corpus."""
-    corpus = PLAN.ldd_corpus_name(w.lcorpus)
-    src, tgt = PLAN.direction_langs(PLAN.ldd_model_direction(w.model))
-    return {
-        "hyp": f"{OUT}/models/{w.model}/hyp/{corpus}.txt",
-        "ref": PLAN.raw(corpus, tgt),
-        "src_tok": PLAN.tok(corpus, src),
-    }
-
-
-def ldd_set_inputs(w):
-    files = ldd_full(w)
-    if w.setname != "baseline.all":
-        direction = PLAN.ldd_model_direction(w.model)
-        files["ids"] = f"{PLAN.ldd_set_prefix(w.lcorpus, direction, w.setname)}.ids"
-    return files
+# Scoring the challenge sets: each model translates the full corpus once and a set's score
+# selects its sentences by id. Beam search treats sentences independently, so this equals
+# translating the set itself, up to floating-point effects of batching.
 
 
 rule ldd_score:
     input:
-        unpack(ldd_set_inputs),
+        unpack(lambda w: PLAN.ldd_set_inputs(w.model, w.lcorpus, w.setname)),
     output:
         f"{OUT}/ldd/scores/{{model}}/{{lcorpus}}/{{setname}}.json",
     params:
@@ -45,7 +27,7 @@ rule ldd_score:
 
 rule ldd_control:
     input:
-        unpack(ldd_set_inputs),
+        unpack(lambda w: PLAN.ldd_set_inputs(w.model, w.lcorpus, w.setname)),
     output:
         f"{OUT}/ldd/control/{{model}}/{{lcorpus}}/{{setname}}.json",
     params:

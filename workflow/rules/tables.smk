@@ -44,7 +44,12 @@ LDD_SIZE_ARGS = {
 
 rule table_ldd_sizes:
     input:
-        [f"{PLAN.ldd_set_prefix(*s)}.ids" for s in PLAN.ldd_all_sets()],
+        ids=[f"{PLAN.ldd_set_prefix(*s)}.ids" for s in PLAN.ldd_all_sets()],
+        corpora=[
+            PLAN.raw(PLAN.ldd_corpus_name(c), PLAN.direction_langs(d)[0])
+            for c in PLAN.ldd_corpora
+            for d in PLAN.ldd_directions
+        ],
     output:
         md2=f"{OUT}/tables/ldd_table2.md",
         csv2=f"{OUT}/tables/ldd_table2.csv",
@@ -53,15 +58,21 @@ rule table_ldd_sizes:
     params:
         reorder=LDD_SIZE_ARGS["reorder"],
         lexical=LDD_SIZE_ARGS["lexical"],
+        corpora=" ".join(
+            f"{c}/{d}={PLAN.raw(PLAN.ldd_corpus_name(c), PLAN.direction_langs(d)[0])}"
+            for c in PLAN.ldd_corpora
+            for d in PLAN.ldd_directions
+        ),
         notes=LDD_NOTES,
     log:
         f"{OUT}/logs/tables/ldd_sizes.log",
     conda:
         ENV
     shell:
-        "(phenomt ldd table sizes --ids {params.reorder} {params.notes}"
-        " --md {output.md2} --csv {output.csv2} &&"
-        " phenomt ldd table sizes --ids {params.lexical} {params.notes}"
+        "(phenomt ldd table sizes --ids {params.reorder} --corpus {params.corpora}"
+        " {params.notes} --md {output.md2} --csv {output.csv2} &&"
+        " phenomt ldd table sizes --ids {params.lexical} --corpus {params.corpora}"
+        " {params.notes}"
         " --md {output.md3} --csv {output.csv3}) > {log} 2>&1"
 
 
