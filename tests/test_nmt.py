@@ -29,3 +29,29 @@ def test_fairseq_env():
     env = fairseq_env()
     assert env["OMP_NUM_THREADS"] == "1"
     assert env["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] == "1"
+
+
+def test_parse_speed():
+    from phenomt.nmt import parse_speed
+
+    log = ("INFO | fairseq_cli.generate | Translated 1,000 sentences (25,000 tokens) in 4.0s "
+           "(250.00 sentences/s, 6250.00 tokens/s)\n")
+    speed = parse_speed(log)
+    assert speed["sentences"] == 1000 and speed["tokens"] == 25000
+    assert speed["sentences_per_second"] == 250.0 and speed["latency_ms"] == 4.0
+    with pytest.raises(RuntimeError, match="no 'Translated"):
+        parse_speed("nothing")
+
+
+def test_average_checkpoints(tmp_path):
+    torch = pytest.importorskip("torch")
+    from phenomt.nmt import average_checkpoints
+
+    for i, value in enumerate([1.0, 3.0]):
+        torch.save({"model": {"w": torch.full((2,), value), "steps": torch.tensor(i + 5)},
+                    "cfg": {"seed": 1}}, tmp_path / f"c{i}.pt")
+    assert average_checkpoints([tmp_path / "c0.pt", tmp_path / "c1.pt"], tmp_path / "avg.pt") == 2
+    avg = torch.load(tmp_path / "avg.pt", weights_only=False)
+    assert avg["model"]["w"].tolist() == [2.0, 2.0]  # (1 + 3) / 2
+    assert int(avg["model"]["steps"]) == 5  # integer buffers from the first checkpoint
+    assert avg["cfg"] == {"seed": 1}

@@ -127,8 +127,12 @@ def parse_hypotheses(lines: Iterable[str], expected: int) -> list[str]:
 
 def generate(data_bin: str, model: str, source_bpe: str, output: str, tgt_lang: str,
              casing: str, options: dict, seed: int, log_path: str | None = None,
-             raw_output: str | None = None) -> int:
-    """Translate a binarized test set; write BPE-merged, detokenized hypotheses to ``output``."""
+             raw_output: str | None = None, bpe_output: str | None = None) -> int:
+    """Translate a binarized test set; write BPE-merged, detokenized hypotheses to ``output``.
+
+    ``bpe_output`` also keeps the hypotheses as the model produced them (subword tokens), for
+    distillation and for subword-level metrics.
+    """
     if not Path(model).is_file():
         raise InputError(model, "model checkpoint not found")
     expected = count_lines(source_bpe)
@@ -146,8 +150,59 @@ def generate(data_bin: str, model: str, source_bpe: str, output: str, tgt_lang: 
                                + (f" (see {log_path})" if log_path else ""))
     with open(raw, encoding="utf-8") as handle:
         hyps = parse_hypotheses(handle, expected)
+    if bpe_output:
+        write_lines(bpe_output, hyps)
     merged = (remove_bpe(h) for h in hyps)
     return write_lines(output, postprocess(merged, tgt_lang, casing))
+
+
+def average_checkpoints(paths: Sequence[str | Path], output: str | Path) -> int:
+    """Average the parameters of fairseq checkpoints into ``output`` (the first one's layout).
+
+    Returns the number of averaged checkpoints. Integer buffers (e.g. step counters) are
+    taken from the first checkpoint.
+    """
+    import torch
+
+    if not paths:
+        raise ValueError("no checkpoints to average")
+    states = []
+    for path in paths:
+        if not Path(path).is_file():
+            raise InputError(path, "checkpoint not found")
+        states.append(torch.load(path, map_location="cpu", weights_only=False))
+    averaged = states[0]
+    params = averaged["model"]
+    for key, value in params.items():
+        if torch.is_floating_point(value):
+            stacked = torch.stack([s["model"][key].float() for s in states])
+            params[key] = stacked.mean(dim=0).to(value.dtype)
+    with atomic_write(output, "wb") as out:
+        torch.save(averaged, out)
+    return len(states)
+
+
+_SPEED = re.compile(r"Translated ([\d,]+) sentences \(([\d,]+) tokens\) in ([\d.]+)s")
+
+
+def parse_speed(log_text: str) -> dict[str, float]:
+    """Sentences, tokens and seconds from fairseq-generate's closing log line."""
+    matches = _SPEED.findall(log_text)
+    if not matches:
+        raise RuntimeError("fairseq-generate printed no 'Translated N sentences' line")
+    sentences, tokens, seconds = matches[-1]
+    sentences_n = int(sentences.replace(",", ""))
+    seconds_f = float(seconds)
+    return {"sentences": sentences_n, "tokens": int(tokens.replace(",", "")),
+            "seconds": seconds_f,
+            "sentences_per_second": sentences_n / seconds_f if seconds_f else float("inf"),
+            "latency_ms": 1000 * seconds_f / sentences_n if sentences_n else float("nan")}
+
+
+def _average_command(args: argparse.Namespace) -> int:
+    n = average_checkpoints(args.inputs, args.output)
+    print(f"{args.output}: average of {n} checkpoints")
+    return 0
 
 
 def _train_command(args: argparse.Namespace) -> int:
@@ -163,7 +218,7 @@ def _train_command(args: argparse.Namespace) -> int:
 def _generate_command(args: argparse.Namespace) -> int:
     options = json.loads(args.options)
     n = generate(args.data_bin, args.model, args.source, args.output, args.tgt_lang,
-                 args.casing, options, args.seed, args.log)
+                 args.casing, options, args.seed, args.log, bpe_output=args.bpe_output)
     print(f"{args.output}: {n} hypotheses")
     return 0
 
@@ -178,6 +233,9 @@ def register_cli(tree) -> None:
     p.add_argument("--log")
     p.add_argument("--extra-args-file", help="JSON file whose 'fairseq_model_args' list is "
                    "appended to the fairseq-train command")
+    p = tree.add("nmt average", "Average fairseq checkpoints", _average_command)
+    p.add_argument("--inputs", nargs="+", required=True)
+    p.add_argument("--output", required=True)
     p = tree.add("nmt generate", "Translate a binarized test set to detokenized text",
                  _generate_command)
     p.add_argument("--data-bin", required=True)
@@ -189,3 +247,4 @@ def register_cli(tree) -> None:
     p.add_argument("--options", default="{}", help="fairseq-generate options as JSON")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--log")
+    p.add_argument("--bpe-output", help="also write the hypotheses as subword tokens")
