@@ -1,0 +1,192 @@
+"""fairseq options of the non-autoregressive models: CMLM, GLAT, their "+OaXE" and DAT.
+
+Every recipe is a plain ``{option_name_with_underscores: value}`` dict for
+:func:`phenomt.plan.fairseq_options`, at two scales:
+
+- ``demo``: a tiny Transformer (2+2 layers, 128 dimensions, the size of the default AR
+  config) that trains in minutes on a 2-core CPU;
+- ``paper``: transformer-base, 300k updates and about 480k tokens per update, as in
+  Wang et al., "On the Information Redundancy in Non-Autoregressive Translation".
+
+Decoding is fully non-autoregressive: one decoder pass (``--iter-decode-max-iter 0``),
+length beam 1 except CMLM (5), greedy graph decoding for DAT.
+
+"+OaXE" models are fine-tuned from a trained CMLM or GLAT checkpoint with the OaXE criterion
+(:func:`finetune_options`). They use ``--finetune-from-model CKPT``: on the first launch
+fairseq loads only the weights (optimizer, scheduler, meters and data position reset, the
+update count restarts at 0); on a relaunch it resumes from the fine-tuning run's own
+``checkpoint_last.pt``. The one-shot equivalent is
+``--restore-file CKPT --reset-optimizer --reset-lr-scheduler --reset-meters
+--reset-dataloader``, which would restart from CKPT on every relaunch.
+
+No fairseq import happens here; the models live in ``phenomt/fairseq_ext`` (``--user-dir``).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+NAT_MODELS = ("cmlm", "cmlm_oaxe", "glat", "glat_oaxe", "dat")
+SCALES = ("demo", "paper")
+PAPER_TOKENS_PER_UPDATE = 480_000
+USER_DIR = str(Path(__file__).resolve().with_name("fairseq_ext"))
+
+_DEMO_ARCHITECTURE = {
+    "encoder_layers": 2, "decoder_layers": 2,
+    "encoder_embed_dim": 128, "decoder_embed_dim": 128,
+    "encoder_ffn_embed_dim": 256, "decoder_ffn_embed_dim": 256,
+    "encoder_attention_heads": 4, "decoder_attention_heads": 4,
+}
+# transformer-base, which is also every NAT architecture's default, spelled out.
+_PAPER_ARCHITECTURE = {
+    "encoder_layers": 6, "decoder_layers": 6,
+    "encoder_embed_dim": 512, "decoder_embed_dim": 512,
+    "encoder_ffn_embed_dim": 2048, "decoder_ffn_embed_dim": 2048,
+    "encoder_attention_heads": 8, "decoder_attention_heads": 8,
+}
+# What every NAT recipe shares (the fairseq NAT examples' settings).
+_COMMON = {
+    "share_all_embeddings": True,
+    "encoder_learned_pos": True,
+    "decoder_learned_pos": True,
+    "apply_bert_init": True,
+    "optimizer": "adam",
+    "adam_betas": "(0.9,0.98)",
+    "lr_scheduler": "inverse_sqrt",
+    "warmup_init_lr": 1e-7,
+    "weight_decay": 0.01,
+    "dropout": 0.1,
+    "ddp_backend": "legacy_ddp",
+    "fixed_validation_seed": 7,
+    "no_epoch_checkpoints": True,
+    "log_format": "simple",
+    "num_workers": 0,
+}
+_SCALE = {
+    "demo": {"lr": 0.001, "warmup_updates": 400, "max_update": 1200, "max_tokens": 4096,
+             "log_interval": 50},
+    "paper": {"lr": 0.0005, "warmup_updates": 10000, "max_update": 300_000,
+              "max_tokens": 8192, "log_interval": 100, "stop_min_lr": 1e-9,
+              "save_interval_updates": 10000, "keep_interval_updates": 10},
+}
+_MODEL = {
+    # Ghazvininejad et al. (2019): fairseq's CMLM, random masking, no plugin needed.
+    "cmlm": {"task": "translation_lev", "noise": "random_mask", "arch": "cmlm_transformer",
+             "criterion": "nat_loss", "label_smoothing": 0.1},
+    # Qian et al. (2021): full masking (all hidden), copied source input, glancing.
+    "glat": {"task": "phenomt_translation_nat", "noise": "full_mask", "arch": "phenomt_glat",
+             "criterion": "nat_loss", "label_smoothing": 0.1, "activation_fn": "gelu",
+             "pred_length_offset": True, "length_loss_factor": 0.1},
+    # Huang et al. (2022): 8x graph, no label smoothing, strong gradient clipping.
+    "dat": {"task": "phenomt_translation_nat", "noise": "full_mask", "arch": "phenomt_dat",
+            "criterion": "nat_loss", "label_smoothing": 0.0, "activation_fn": "gelu",
+            "dat_upsample_scale": 8, "clip_norm": 0.1, "max_target_positions": 1024},
+}
+# The DAT decoder runs on 8x as many positions as the source and the DAG loss materialises
+# [batch, graph, graph] and [batch, graph, vocabulary] tensors: smaller batches keep one
+# process within a few GB (about 3.5 GB on CPU at 2048 tokens and an 8k vocabulary); the
+# update frequency makes up for it at paper scale.
+_DEMO_MODEL = {"dat": {"max_tokens": 2048}}
+_PAPER_MODEL = {
+    "glat": {"warmup_updates": 4000},
+    # Glancing anneals 0.5 -> 0.1 over the first 200k of 300k updates (Huang et al.).
+    "dat": {"max_tokens": 2048, "glance_anneal_steps": 200_000},
+}
+# Du et al. (2021) fine-tune with OaXE from cross-entropy-trained models: all target
+# positions hidden, loss truncation at probability 0.15 and learning rate 5e-6 (their
+# released recipe). The number of fine-tuning updates is not given; 10% of the base
+# training is our choice.
+_OAXE = {
+    "demo": {"criterion": "phenomt_oaxe", "noise": "full_mask", "oaxe_skip_threshold": 0.15,
+             "label_smoothing": 0.1, "lr": 0.0002, "warmup_updates": 50, "max_update": 300},
+    "paper": {"criterion": "phenomt_oaxe", "noise": "full_mask", "oaxe_skip_threshold": 0.15,
+              "label_smoothing": 0.1, "lr": 5e-6, "warmup_updates": 500,
+              "max_update": 30_000},
+}
+
+
+def _check(model: str, scale: str) -> None:
+    if model not in NAT_MODELS:
+        raise ValueError(f"unknown NAT model {model!r}; expected one of {', '.join(NAT_MODELS)}")
+    if scale not in SCALES:
+        raise ValueError(f"unknown scale {scale!r}; expected one of {', '.join(SCALES)}")
+
+
+def base_model(model: str) -> str | None:
+    """The model a "+OaXE" model is fine-tuned from (``None`` if trained from scratch)."""
+    _check(model, "demo")
+    return model.removesuffix("_oaxe") if model.endswith("_oaxe") else None
+
+
+def needs_user_dir(model: str) -> bool:
+    """Whether fairseq needs ``--user-dir`` (everything but plain CMLM uses a plugin)."""
+    _check(model, "demo")
+    return model != "cmlm"
+
+
+def update_freq(max_tokens: int, gpus: int = 1,
+                tokens_per_update: int = PAPER_TOKENS_PER_UPDATE) -> int:
+    """``--update-freq`` giving at least ``tokens_per_update`` tokens per update."""
+    if max_tokens <= 0 or gpus <= 0:
+        raise ValueError("max_tokens and gpus must be positive")
+    return max(1, math.ceil(tokens_per_update / (max_tokens * gpus)))
+
+
+def train_options(model: str, scale: str = "demo", gpus: int = 1) -> dict[str, Any]:
+    """fairseq-train options of a model trained from scratch (or of a "+OaXE" fine-tuning,
+    without the checkpoint to start from: see :func:`finetune_options`).
+
+    ``gpus`` only matters at paper scale, where it sets ``--update-freq``.
+    """
+    _check(model, scale)
+    base = base_model(model) or model
+    options: dict[str, Any] = {
+        **_COMMON,
+        **(_DEMO_ARCHITECTURE if scale == "demo" else _PAPER_ARCHITECTURE),
+        **_SCALE[scale],
+        **_MODEL[base],
+    }
+    if scale == "paper":
+        options.update(_PAPER_MODEL.get(base, {}))
+        options["update_freq"] = update_freq(options["max_tokens"], gpus)
+    else:
+        options.update(_DEMO_MODEL.get(base, {}))
+    if base != model:
+        options.update(_OAXE[scale])
+        if base == "glat":
+            # Fine-tune in the decoding condition (every position hidden), like the paper's
+            # fully masked CMLM; positional glancing would fight the order-free loss.
+            options.update(glance_ratio_start=0.0, glance_ratio_end=0.0)
+    if needs_user_dir(model):
+        options["user_dir"] = USER_DIR
+    return options
+
+
+def finetune_options(model: str, checkpoint: str, scale: str = "demo",
+                     gpus: int = 1) -> dict[str, Any]:
+    """fairseq-train options of a "+OaXE" model, starting from ``checkpoint`` of its base."""
+    if base_model(model) is None:
+        raise ValueError(f"{model!r} is trained from scratch, not fine-tuned")
+    return {**train_options(model, scale, gpus), "finetune_from_model": checkpoint}
+
+
+def generate_options(model: str) -> dict[str, Any]:
+    """fairseq-generate options: fully non-autoregressive, single-pass decoding."""
+    _check(model, "demo")
+    base = base_model(model) or model
+    options: dict[str, Any] = {
+        "task": _MODEL[base]["task"],
+        "iter_decode_max_iter": 0,
+        "iter_decode_eos_penalty": 0,
+        # Length beam: CMLM decodes 5 length candidates and keeps the best.
+        "iter_decode_with_beam": 5 if model == "cmlm" else 1,
+        "beam": 1,
+    }
+    if model == "dat":
+        # Read back by fairseq with ast.literal_eval; "lookahead" is the other strategy.
+        options["model_overrides"] = '{"dat_decode_strategy": "greedy"}'
+    if needs_user_dir(model):
+        options["user_dir"] = USER_DIR
+    return options
