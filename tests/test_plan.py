@@ -82,3 +82,18 @@ def test_ldd_check_catches_wrong_direction(plan):
     config["ldd"]["directions"]["de-en"]["models"] = ["transformer.en-de"]
     with pytest.raises(ValueError, match="does not translate de-en"):
         Plan(config).check()
+
+
+def test_multi_bleu_setting_scores_tokenized_text(plan):
+    import copy
+
+    config = copy.deepcopy(plan.config)
+    default = Plan(config).ldd_set_inputs("transformer.de-en", "news", "particle.ge1")
+    assert default["hyp"].endswith("hyp/newstest2013.de-en.txt")
+    assert default["ref"] == "results/data/raw/newstest2013.de-en.en"
+    assert default["ids"] == "results/ldd/sets/news/de-en/particle.ge1.ids"
+    config["ldd"]["tokenize"] = "none"
+    tokenized = Plan(config).ldd_set_inputs("transformer.de-en", "news", "baseline.all")
+    assert tokenized["hyp"].endswith("hyp-tok/newstest2013.de-en.txt")
+    assert tokenized["ref"] == "results/data/tok/newstest2013.de-en.en"
+    assert "ids" not in tokenized

@@ -90,6 +90,10 @@ class LddPlan:
         src, tgt = self.direction_langs(direction)
         files = {"hyp": f"{self.out}/models/{model}/hyp/{corpus}.txt",
                  "ref": self.raw(corpus, tgt), "src_tok": self.tok(corpus, src)}
+        if self.ldd.get("tokenize") == "none":
+            # The paper's multi-bleu setting: BLEU on Moses-tokenized hypotheses and references.
+            files["hyp"] = f"{self.out}/models/{model}/hyp-tok/{corpus}.txt"
+            files["ref"] = self.tok(corpus, tgt)
         if setname != "baseline.all":
             files["ids"] = f"{self.ldd_set_prefix(lcorpus, direction, setname)}.ids"
         return files

@@ -49,3 +49,19 @@ rule ldd_control:
         " --hyp {input.hyp} --ref {input.ref} --src {input.src_tok} --ids {input.ids}"
         " --draws {params.draws} --seed {params.seed} --tokenize {params.tokenize}"
         " --output {output} > {log} 2>&1"
+
+
+rule tokenize_hypotheses:
+    input:
+        f"{OUT}/models/{{model}}/hyp/{{part}}.txt",
+    output:
+        f"{OUT}/models/{{model}}/hyp-tok/{{part}}.txt",
+    params:
+        lang=lambda w: PLAN.models[w.model]["tgt"],
+    log:
+        f"{OUT}/logs/tokenize_hypotheses/{{model}}.{{part}}.log",
+    conda:
+        ENV
+    shell:
+        "phenomt text tokenize --lang {params.lang} --input {input} --output {output}"
+        " > {log} 2>&1"
