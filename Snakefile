@@ -59,5 +59,5 @@ include: "workflow/rules/tables.smk"
 
 rule all:
     input:
-        PLAN.tables(),
+        PLAN.targets(),
     default_target: True

@@ -38,6 +38,7 @@ def test_paths(plan):
         "results/data/tok/newstest2013.de-en.en"
     assert plan.bleu_tokenizer("transformer.zh-en") == "13a"
     assert "results/tables/bleu.md" in plan.tables()
+    assert "results/data/raw/newstest2020.zh-en.docids" in plan.targets()
 
 
 def test_check_catches_bad_references(plan):

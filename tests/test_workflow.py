@@ -75,7 +75,7 @@ def tiny_config(tmp_path: Path) -> Path:
         {"setting": "regular", "pos_emb": "none", "arch": "lstm"}])
     loc["training"].update(max_update=10, log_interval=5)
     loc["decode"]["max_len_b"] = 30  # an untrained model may never emit </s>
-    keep = used | {"books.de-en", "iwslt14.test", "newstest2019.zh-en"}
+    keep = used | {"books.de-en", "iwslt14.test", "newstest2020.zh-en"}
     config["corpora"] = {k: v for k, v in config["corpora"].items() if k in keep}
     for name, corpus in config["corpora"].items():
         corpus["limit"] = 300 if name in used and corpus["split"] == "train" else 60
@@ -124,6 +124,9 @@ def test_tiny_pipeline_end_to_end(tmp_path, mirror):
     assert sheet.read_text(encoding="utf-8").splitlines()[0].count("\t") >= 4
     table1 = (tables / "ldd_table1.md").read_text(encoding="utf-8")
     assert "perposemb" in table1.lower() and "lstm" in table1.lower()
+    # newstest2020 zh-en keeps its document ids, line by line with its text
+    docids = (tmp_path / "results/data/raw/newstest2020.zh-en.docids").read_text().splitlines()
+    assert len(docids) == 60 and docids[0].startswith("xinhua")
     # a second run has nothing to do
     again = run_snakemake("-n", "--configfile", str(config), "--directory", str(tmp_path))
     assert "Nothing to be done" in again.stdout + again.stderr

@@ -208,6 +208,12 @@ class Plan(LddPlan):
         base = [f"{self.out}/tables/{n}.{ext}" for n in names for ext in ("md", "csv")]
         return [*base, *self.ldd_tables(), *self.locality_tables()]
 
+    def targets(self) -> list[str]:
+        """Everything `snakemake` builds by default: the tables and document-id files."""
+        docids = [f"{self.out}/data/raw/{c}.docids" for c, spec in self.corpora.items()
+                  if spec.get("docids")]
+        return [*self.tables(), *docids]
+
     def all_stats(self) -> list[str]:
         return [self.stats_json(c) for c in self.corpora]
 
