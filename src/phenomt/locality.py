@@ -38,6 +38,7 @@ import pandas as pd
 
 from phenomt.corpus import read_parallel
 from phenomt.io import InputError, atomic_write, write_lines
+from phenomt.tables import write_markdown
 
 PAPER_LENGTH = 18
 PAPER_PERMUTATION: tuple[int, ...] = (11, 5, 9, 15, 8, 14, 10, 1, 3, 16, 12, 2, 0, 6, 17, 4,
@@ -540,18 +541,6 @@ def _cmd_prepare(args: argparse.Namespace) -> int:
     for note in info["notes"]:
         print(f"note: {note}")
     return 0
-
-
-def write_markdown(frame: pd.DataFrame, path: str | Path, title: str,
-                   notes: Sequence[str] = ()) -> None:
-    """Atomically write ``frame`` as a titled Markdown table followed by notes."""
-    with atomic_write(path) as out:
-        out.write(f"# {title}\n\n")
-        out.write(frame.to_markdown(index=False, disable_numparse=True))
-        out.write("\n")
-        if notes:
-            out.write("\n")
-            out.writelines(f"- {note}\n" for note in notes)
 
 
 def _cmd_table(args: argparse.Namespace) -> int:

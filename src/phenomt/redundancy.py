@@ -459,8 +459,24 @@ def _use_exemption(token: str, quota: dict[str, int], synonyms: Synonyms | None)
     return False
 
 
+class _Ratios:
+    """CRR and DRR from counts; ``None`` where |Y| - 1 is 0 (no ratio is defined)."""
+
+    continuous: int
+    discontinuous: int
+    denominator: int
+
+    @property
+    def crr(self) -> float | None:
+        return self.continuous / self.denominator if self.denominator else None
+
+    @property
+    def drr(self) -> float | None:
+        return self.discontinuous / self.denominator if self.denominator else None
+
+
 @dataclass(frozen=True)
-class SentenceRedundancy:
+class SentenceRedundancy(_Ratios):
     """Counts of one output sentence; pairs are (earlier, later) 0-based positions."""
 
     length: int
@@ -481,14 +497,6 @@ class SentenceRedundancy:
     def denominator(self) -> int:
         """|Y| - 1, or 0 when the sentence has fewer than two tokens."""
         return max(self.length - 1, 0)
-
-    @property
-    def crr(self) -> float | None:
-        return self.continuous / self.denominator if self.denominator else None
-
-    @property
-    def drr(self) -> float | None:
-        return self.discontinuous / self.denominator if self.denominator else None
 
     def as_dict(self) -> dict:
         return {"length": self.length, "continuous": self.continuous,
@@ -573,7 +581,7 @@ def score_sentences(hypotheses: Sequence[Sequence[str]],
 
 
 @dataclass(frozen=True)
-class CorpusRedundancy:
+class CorpusRedundancy(_Ratios):
     """Pooled counts of a corpus (pooling rule in the module docstring)."""
 
     sentences: int
@@ -586,14 +594,6 @@ class CorpusRedundancy:
     multiple_exemptions: int
     crr_macro: float | None
     drr_macro: float | None
-
-    @property
-    def crr(self) -> float | None:
-        return self.continuous / self.denominator if self.denominator else None
-
-    @property
-    def drr(self) -> float | None:
-        return self.discontinuous / self.denominator if self.denominator else None
 
     def as_dict(self) -> dict:
         return {"crr": self.crr, "drr": self.drr, "crr_macro": self.crr_macro,

@@ -27,15 +27,19 @@ def write_table(frame: pd.DataFrame, md_path: str | Path, csv_path: str | Path, 
     """Write ``frame`` as a Markdown table with a title and notes, and as CSV."""
     with atomic_write(csv_path) as out:
         frame.to_csv(out, index=False, lineterminator="\n")
-    shown = frame.fillna("—").astype(str)
-    with atomic_write(md_path) as out:
+    write_markdown(frame.fillna("—").astype(str), md_path, title, notes)
+
+
+def write_markdown(frame: pd.DataFrame, path: str | Path, title: str,
+                   notes: Sequence[str] = ()) -> None:
+    """Atomically write ``frame`` as a titled Markdown table followed by notes."""
+    with atomic_write(path) as out:
         out.write(f"# {title}\n\n")
-        out.write(shown.to_markdown(index=False, disable_numparse=True))
+        out.write(frame.to_markdown(index=False, disable_numparse=True))
         out.write("\n")
         if notes:
             out.write("\n")
-            for note in notes:
-                out.write(f"- {note}\n")
+            out.writelines(f"- {note}\n" for note in notes)
 
 
 def bleu_table(score_files: Sequence[str | Path], model_files: Sequence[str | Path]

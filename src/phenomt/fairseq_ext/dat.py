@@ -43,7 +43,6 @@ from fairseq.models.nat.nonautoregressive_transformer import (
     NATransformerDecoder,
     base_architecture,
 )
-from fairseq.modules.transformer_sentence_encoder import init_bert_params
 from torch import Tensor, nn
 
 from .dat_dp import (
@@ -54,11 +53,10 @@ from .dat_dp import (
     link_log_probs,
 )
 from .glat import (
+    GlancingModel,
     add_glancing_args,
-    anneal_steps_from_args,
     glancing_count,
     glancing_defaults,
-    glancing_ratio,
     sample_positions,
 )
 
@@ -117,12 +115,10 @@ class DAGDecoder(NATransformerDecoder):
 
 
 @register_model("phenomt_dat")
-class DATransformerModel(NATransformerModel):
+class DATransformerModel(GlancingModel):
     """DA-Transformer: DAG decoder, DAG loss with glancing, greedy/lookahead decoding."""
 
-    def __init__(self, args, encoder, decoder):
-        super().__init__(args, encoder, decoder)
-        self.num_updates = 0
+    decoder_class = DAGDecoder
 
     @property
     def allow_length_beam(self) -> bool:
@@ -141,21 +137,6 @@ class DATransformerModel(NATransformerModel):
                                  f"{DAT_UPSAMPLE_SCALE:g})")
         parser.add_argument("--dat-decode-strategy", choices=["greedy", "lookahead"],
                             help="how to walk the graph at inference (default greedy)")
-
-    @classmethod
-    def build_decoder(cls, args, tgt_dict, embed_tokens):
-        decoder = DAGDecoder(args, tgt_dict, embed_tokens)
-        if getattr(args, "apply_bert_init", False):
-            decoder.apply(init_bert_params)
-        return decoder
-
-    def set_num_updates(self, num_updates: int) -> None:
-        self.num_updates = num_updates
-        super().set_num_updates(num_updates)
-
-    def current_glancing_ratio(self) -> float:
-        return glancing_ratio(self.num_updates, self.args.glance_ratio_start,
-                              self.args.glance_ratio_end, anneal_steps_from_args(self.args))
 
     def _graph_lengths(self, src_tokens: Tensor, target_lengths: Tensor | None = None) -> Tensor:
         source_lengths = src_tokens.ne(self.encoder.padding_idx).sum(dim=1)

@@ -117,22 +117,19 @@ class GlancingDecoder(NATransformerDecoder):
         return super().forward_embedding(prev_output_tokens, states)
 
 
-@register_model("phenomt_glat")
-class GlancingTransformerModel(NATransformerModel):
-    """GLAT: a vanilla NAT (copied source input, length prediction) with glancing training."""
+class GlancingModel(NATransformerModel):
+    """What GLAT and DA-Transformer share: a decoder class of their own (BERT-initialised
+    like fairseq's NAT models) and a glancing ratio annealed with the update count."""
+
+    decoder_class: type[NATransformerDecoder]
 
     def __init__(self, args, encoder, decoder):
         super().__init__(args, encoder, decoder)
         self.num_updates = 0
 
-    @staticmethod
-    def add_args(parser):
-        NATransformerModel.add_args(parser)
-        add_glancing_args(parser, start=GLAT_RATIO_START, end=GLAT_RATIO_END)
-
     @classmethod
     def build_decoder(cls, args, tgt_dict, embed_tokens):
-        decoder = GlancingDecoder(args, tgt_dict, embed_tokens)
+        decoder = cls.decoder_class(args, tgt_dict, embed_tokens)
         if getattr(args, "apply_bert_init", False):
             decoder.apply(init_bert_params)
         return decoder
@@ -144,6 +141,18 @@ class GlancingTransformerModel(NATransformerModel):
     def current_glancing_ratio(self) -> float:
         return glancing_ratio(self.num_updates, self.args.glance_ratio_start,
                               self.args.glance_ratio_end, anneal_steps_from_args(self.args))
+
+
+@register_model("phenomt_glat")
+class GlancingTransformerModel(GlancingModel):
+    """GLAT: a vanilla NAT (copied source input, length prediction) with glancing training."""
+
+    decoder_class = GlancingDecoder
+
+    @staticmethod
+    def add_args(parser):
+        NATransformerModel.add_args(parser)
+        add_glancing_args(parser, start=GLAT_RATIO_START, end=GLAT_RATIO_END)
 
     def forward(self, src_tokens, src_lengths, prev_output_tokens, tgt_tokens, **kwargs):
         encoder_out = self.encoder(src_tokens, src_lengths=src_lengths, **kwargs)
