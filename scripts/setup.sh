@@ -23,6 +23,6 @@ if ! "$VENV/bin/python" -c "import fairseq" >/dev/null 2>&1; then
 else
   step "fairseq already installed"
 fi
-step "installing phenomt and its dependencies"
+step "installing phenomt and its dependencies (pip's note that fairseq-fixed wants torchaudio is expected: see README)"
 $PIP install -q $C -e '.[dev]'
 step "done: $("$VENV/bin/phenomt" --version), torch $("$VENV/bin/python" -c 'import torch; print(torch.__version__)')"
