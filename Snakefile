@@ -55,6 +55,7 @@ include: "workflow/rules/challenge.smk"
 include: "workflow/rules/score.smk"
 include: "workflow/rules/locality.smk"
 include: "workflow/rules/tables.smk"
+include: "workflow/rules/nat.smk"
 
 
 rule all:

@@ -37,6 +37,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "align": ("phenomt.align",),
     "ldd": ("phenomt.ldd_eval",),
     "locality": ("phenomt.locality",),
+    "nat": ("phenomt.nat_tables",),
 }
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(m for ms in COMMANDS.values() for m in ms))
 

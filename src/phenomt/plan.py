@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from phenomt.plan_ldd import LddPlan
+from phenomt.plan_nat import NatPlan
 
 MODEL_SECTIONS = ("architecture", "training", "decode", "resources", "bpe")
 
@@ -25,7 +26,7 @@ def load_config(path: str | Path) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class Plan(LddPlan):
+class Plan(LddPlan, NatPlan):
     config: dict[str, Any]
 
     # --- locations -------------------------------------------------------------------
@@ -206,7 +207,7 @@ class Plan(LddPlan):
     def tables(self) -> list[str]:
         names = ["corpus_stats"] + (["bleu"] if self.models else [])
         base = [f"{self.out}/tables/{n}.{ext}" for n in names for ext in ("md", "csv")]
-        return [*base, *self.ldd_tables(), *self.locality_tables()]
+        return [*base, *self.ldd_tables(), *self.locality_tables(), *self.nat_tables()]
 
     def targets(self) -> list[str]:
         """Everything `snakemake` builds by default: the tables and document-id files."""

@@ -7,7 +7,10 @@ rule generate:
         model=f"{OUT}/models/{{model}}/model.pt",
         source=f"{OUT}/models/{{model}}/data/{{part}}.bpe.src",
     output:
-        f"{OUT}/models/{{model}}/hyp/{{part}}.txt",
+        text=f"{OUT}/models/{{model}}/hyp/{{part}}.txt",
+        # subword hypotheses, for subword-level metrics (CRR/DRR of the AR row)
+        bpe=f"{OUT}/models/{{model}}/hyp/{{part}}.bpe",
+        raw=temp(f"{OUT}/models/{{model}}/hyp/{{part}}.txt.generate"),
     params:
         options=lambda w: json.dumps(PLAN.model(w.model)["decode"]),
         tgt=lambda w: PLAN.models[w.model]["tgt"],
@@ -26,9 +29,9 @@ rule generate:
         ENV
     shell:
         "phenomt nmt generate --data-bin {input.data} --model {input.model}"
-        " --source {input.source} --output {output} --tgt-lang {params.tgt}"
-        " --casing {params.casing} --options {params.options:q} --seed {params.seed}"
-        " --log {log}"
+        " --source {input.source} --output {output.text} --bpe-output {output.bpe}"
+        " --tgt-lang {params.tgt} --casing {params.casing} --options {params.options:q}"
+        " --seed {params.seed} --log {log}"
 
 
 rule score_bleu:

@@ -1,0 +1,491 @@
+"""The non-autoregressive translation (NAT) experiment of Wang et al., "On the Information
+Redundancy in Non-Autoregressive Translation": checkpoint selection, decoding speed and the
+tables, as ``phenomt nat ...`` commands.
+
+- ``phenomt nat average``: fairseq's built-in ``--eval-bleu`` does not work with the
+  ``translation_lev`` family of tasks, so the best checkpoints are chosen here: every kept
+  checkpoint (interval checkpoints, the last and the best by validation loss, one per update
+  count) decodes the validation set, is scored with BLEU, and the best N are averaged. The
+  ranking goes to a JSON file.
+- ``phenomt nat speed``: sentences per second and latency at several batch sizes, from
+  fairseq-generate's own inference timer (model loading and data reading excluded).
+- ``phenomt nat table results|speed|agreement``: Tables 5 and 10 (BLEU, CRR, DRR), the
+  speed-up table, and the agreement of the redundancy metric with human annotations
+  (paper Tables 4 and 9).
+
+Both measuring commands run fairseq-generate inside this process
+(:func:`generate_in_process`): fairseq's own ``main`` with its output in a temporary folder, so
+decoding behaves exactly as on the command line while torch and fairseq are imported once for
+all checkpoints and batch sizes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import logging
+import os
+import re
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from phenomt.bleu import corpus_bleu
+from phenomt.bpe import remove_bpe
+from phenomt.io import InputError, atomic_write, count_lines, read_lines
+from phenomt.nat_recipes import NAT_MODELS
+from phenomt.nmt import (
+    average_checkpoints,
+    fairseq_env,
+    gpu_available,
+    parse_hypotheses,
+    parse_speed,
+)
+from phenomt.plan import fairseq_options
+from phenomt.plan_nat import NAT_TABLE_DATA, SYSTEM_LABELS
+from phenomt.tables import load_json, write_table
+
+_SYSTEM_ORDER = {name: rank for rank, name in enumerate(["ar", *NAT_MODELS])}
+_DATA_ORDER = {"raw": 0, "distilled": 1}
+# What the paper's tables say that we can show; the rest of its numbers can be supplied
+# through the config (nat.paper) and then stand beside ours.
+PAPER_NOTES = {
+    "10": "Wang et al. report CMLM at CRR 51.6% and DRR 1.9% in their Table 10.",
+}
+RESULTS_TITLES = {
+    table: f"Table {table}: BLEU, CRR and DRR of NAT models trained on {data} data"
+    for table, data in NAT_TABLE_DATA.items()}
+SELECTION_METRIC = ("sacreBLEU (tokenize none) of the BPE-merged, tokenized hypotheses "
+                    "against the BPE-merged validation target")
+
+log = logging.getLogger(__name__)
+
+
+# --------------------------------------------------------------------------- fairseq in-process
+
+@dataclass(frozen=True)
+class GenerateRun:
+    """What one fairseq-generate run printed: its S-/T-/H-/D-/P- lines and its log."""
+
+    output: str
+    log: str
+
+
+def _prepare_torch() -> None:
+    """One OpenMP thread and full checkpoint unpickling, as for fairseq subprocesses
+    (:func:`phenomt.nmt.fairseq_env`); set before torch is first imported."""
+    env = fairseq_env()
+    for key in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"):
+        os.environ[key] = env[key]
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def generate_in_process(data_bin: str | Path, options: Mapping[str, Any]) -> GenerateRun:
+    """Run fairseq-generate's ``main`` here with ``options`` (fairseq names, underscores).
+
+    The batch-size multiple is 1 unless given, so no sentence is dropped; the GPU is used when
+    one is visible.
+    """
+    _prepare_torch()
+    from fairseq import options as fairseq_cli_options
+    from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+    from fairseq_cli import generate as fairseq_generate
+
+    # No data-loading worker: a forked process per run costs more than it saves here.
+    opts: dict[str, Any] = {"required_batch_size_multiple": 1, "num_workers": 0, **options,
+                            "cpu": not gpu_available()}
+    if opts.get("batch_size") is None and opts.get("max_tokens") is None:
+        opts["batch_size"] = 64
+    subset = opts.setdefault("gen_subset", "test")
+    capture = io.StringIO()
+    handler = logging.StreamHandler(capture)
+    root = logging.getLogger()
+    level = root.level
+    with tempfile.TemporaryDirectory() as results:
+        opts["results_path"] = results
+        parser = fairseq_cli_options.get_generation_parser()
+        args = fairseq_cli_options.parse_args_and_arch(
+            parser, [str(data_bin), *fairseq_options(opts)])
+        # A root handler makes fairseq's own logging.basicConfig a no-op; otherwise it would
+        # bind the log to this run's output file, which is closed after the run.
+        root.addHandler(handler)
+        root.setLevel(logging.INFO)
+        try:
+            fairseq_generate.main(convert_namespace_to_omegaconf(args))
+        finally:
+            root.removeHandler(handler)
+            root.setLevel(level)
+        output = (Path(results) / f"generate-{subset}.txt").read_text(encoding="utf-8")
+    return GenerateRun(output, capture.getvalue())
+
+
+# --------------------------------------------------------------------------- checkpoint choice
+
+_INTERVAL = re.compile(r"^checkpoint_\d+_(\d+)\.pt$")
+
+
+def checkpoint_updates(path: str | Path) -> int:
+    """The number of updates a fairseq checkpoint was saved at."""
+    import torch
+
+    state = torch.load(path, map_location="cpu", weights_only=False)
+    try:
+        return int(state["optimizer_history"][-1]["num_updates"])
+    except (KeyError, IndexError, TypeError):
+        raise InputError(path, "not a fairseq training checkpoint (no update count)") from None
+
+
+def checkpoint_candidates(directory: str | Path) -> list[tuple[Path, int]]:
+    """Kept checkpoints of a training run, one per update count, by update count.
+
+    Interval checkpoints (``checkpoint_<epoch>_<updates>.pt``) carry the count in their name;
+    ``checkpoint_last.pt`` and ``checkpoint_best.pt`` are read. fairseq writes no interval
+    checkpoint at the end of an epoch, so those states only survive as last or best. Files
+    saved at the same update count hold the same weights.
+    """
+    folder = Path(directory)
+    found: dict[int, Path] = {}
+    for path in sorted(folder.glob("checkpoint_*_*.pt")):
+        match = _INTERVAL.match(path.name)
+        if match:
+            found.setdefault(int(match.group(1)), path)
+    for name in ("checkpoint_last.pt", "checkpoint_best.pt"):
+        path = folder / name
+        if path.is_file():
+            found.setdefault(checkpoint_updates(path), path)
+    return [(path, updates) for updates, path in sorted(found.items())]
+
+
+def validation_bleu(output: str, references: Sequence[str]) -> float:
+    """BLEU of fairseq-generate output (subword hypotheses) against subword references."""
+    hypotheses = parse_hypotheses(output.splitlines(), len(references))
+    score = corpus_bleu([remove_bpe(h) for h in hypotheses], [remove_bpe(r) for r in references],
+                        tokenize="none")
+    return float(score["bleu"])
+
+
+def rank_checkpoints(directory: str | Path, data_bin: str | Path, options: Mapping[str, Any],
+                     references: Sequence[str], subset: str = "valid") -> list[dict[str, Any]]:
+    """Every candidate checkpoint with its validation BLEU, best first (ties: later first)."""
+    ranking = []
+    for path, updates in checkpoint_candidates(directory):
+        run = generate_in_process(data_bin, {**options, "path": str(path), "gen_subset": subset})
+        bleu = validation_bleu(run.output, references)
+        log.info("%s (%d updates): validation BLEU %.2f", path.name, updates, bleu)
+        ranking.append({"checkpoint": path.name, "updates": updates, "bleu": bleu})
+    return sorted(ranking, key=lambda r: (-r["bleu"], -r["updates"]))
+
+
+def select_and_average(directory: str | Path, data_bin: str | Path,
+                       options: Mapping[str, Any], reference: str | Path, top: int,
+                       output: str | Path) -> dict[str, Any]:
+    """Rank the checkpoints of ``directory`` on the validation set and average the best
+    ``top`` of them (all when fewer are kept) into ``output``; returns the record."""
+    if top < 1:
+        raise ValueError("top must be at least 1")
+    references = read_lines(reference)
+    ranking = rank_checkpoints(directory, data_bin, options, references)
+    if not ranking:
+        raise InputError(directory, "no fairseq checkpoints to choose from")
+    chosen = ranking[:top]
+    average_checkpoints([Path(directory) / r["checkpoint"] for r in chosen], output)
+    return {"metric": SELECTION_METRIC, "top": top, "candidates": ranking,
+            "averaged": [r["checkpoint"] for r in chosen],
+            "validation_sentences": len(references)}
+
+
+# --------------------------------------------------------------------------- decoding speed
+
+_RATE = re.compile(r"Translated [\d,]+ sentences \([\d,]+ tokens\) in [\d.]+s "
+                   r"\(([\d.]+) sentences/s")
+
+
+def decode_speed(log_text: str) -> dict[str, float]:
+    """:func:`phenomt.nmt.parse_speed`, with the time taken from the printed rate.
+
+    fairseq prints the seconds with one decimal but the rate with two, which keeps short
+    runs (a fast model on a few sentences) measurable.
+    """
+    speed = parse_speed(log_text)
+    rates = _RATE.findall(log_text)
+    if rates and float(rates[-1]) > 0:
+        rate = float(rates[-1])
+        speed.update(sentences_per_second=rate, seconds=speed["sentences"] / rate,
+                     latency_ms=1000 / rate)
+    return speed
+
+
+def measure_speed(data_bin: str | Path, checkpoint: str | Path, options: Mapping[str, Any],
+                  batch_sizes: Sequence[int], expected: int) -> list[dict[str, Any]]:
+    """Decode the test subset of ``data_bin`` at each batch size; one record per size.
+
+    A batch size replaces any token budget (``max_tokens``) of ``options``; every sentence
+    must be translated.
+    """
+    measurements = []
+    for batch in batch_sizes:
+        opts = {k: v for k, v in options.items() if k != "max_tokens"}
+        opts.update(path=str(checkpoint), gen_subset="test", batch_size=int(batch))
+        run = generate_in_process(data_bin, opts)
+        parse_hypotheses(run.output.splitlines(), expected)
+        measurements.append({"batch_size": int(batch), **decode_speed(run.log)})
+    return measurements
+
+
+# --------------------------------------------------------------------------- tables
+
+def _percent(value: float | None, digits: int = 2) -> str | None:
+    return None if value is None else f"{100 * value:.{digits}f}"
+
+
+def _number(value: float | None, digits: int = 2) -> str | None:
+    return None if value is None else f"{value:.{digits}f}"
+
+
+def _label(model: str) -> str:
+    return SYSTEM_LABELS.get(model, model)
+
+
+def parse_score_pair(text: str) -> tuple[str, str]:
+    """``BLEU_JSON=REDUNDANCY_JSON`` → the two paths."""
+    bleu, sep, redundancy = text.partition("=")
+    if not sep or not bleu or not redundancy:
+        raise argparse.ArgumentTypeError(f"expected BLEU_JSON=REDUNDANCY_JSON, got {text!r}")
+    return bleu, redundancy
+
+
+def results_table(score_pairs: Sequence[tuple[str | Path, str | Path]],
+                  selections: Sequence[str | Path] = (),
+                  paper: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None
+                  ) -> pd.DataFrame:
+    """Tables 5 and 10: BLEU, CRR and DRR per language pair, test set and system.
+
+    Each pair joins the BLEU file of a system's hypotheses (whose metadata names the teacher,
+    system, model, data, test set and direction) with the redundancy file of the same
+    hypotheses. ``selections`` are the checkpoint-averaging records (how many of how many
+    checkpoints); ``paper`` holds published numbers by direction and system, CRR and DRR in
+    percent as printed.
+    """
+    paper = paper or {}
+    averaged = {}
+    for path in selections:
+        record = load_json(path)
+        averaged[(record["teacher"], record["system"])] = (
+            f"{len(record['averaged'])} of {len(record['candidates'])}")
+    rows = []
+    for bleu_path, redundancy_path in score_pairs:
+        bleu, redundancy = load_json(bleu_path), load_json(redundancy_path)
+        if bleu["sentences"] != redundancy["sentences"]:
+            raise InputError(redundancy_path, f"{redundancy['sentences']} sentences, but the "
+                                              f"BLEU file {bleu_path} has {bleu['sentences']}")
+        reported = paper.get(bleu["direction"], {}).get(bleu["system"], {})
+        rows.append({
+            "_order": (bleu["direction"], bleu["testset"], _SYSTEM_ORDER.get(bleu["model"], 99),
+                       _DATA_ORDER.get(bleu["data"], 9)),
+            "pair": bleu["direction"], "test set": bleu["testset"],
+            "system": _label(bleu["model"]), "data": bleu["data"],
+            "sentences": bleu["sentences"], "BLEU": _number(bleu["bleu"]),
+            "CRR (%)": _percent(redundancy["crr"]), "DRR (%)": _percent(redundancy["drr"]),
+            "checkpoints averaged": averaged.get((bleu["teacher"], bleu["system"])),
+            "paper BLEU": reported.get("bleu"), "paper CRR (%)": reported.get("crr"),
+            "paper DRR (%)": reported.get("drr"),
+        })
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return frame
+    frame = frame.sort_values("_order", kind="stable").drop(columns="_order")
+    return frame.reset_index(drop=True)
+
+
+def teacher_notes(cards: Sequence[str | Path]) -> list[str]:
+    """One sentence per AR teacher: its data, size, updates and beam."""
+    notes = []
+    for path in cards:
+        card = load_json(path)
+        notes.append(
+            f"Teacher `{card['model']}` ({card['direction']}): {card['train_pairs']} training "
+            f"pairs ({', '.join(card['train_corpora'])}), {card['architecture']}, "
+            f"{card['max_update']} updates, beam {card['beam']}; it is also the AR row.")
+    return notes
+
+
+def redundancy_notes(redundancy_files: Sequence[str | Path]) -> list[str]:
+    """The metric settings behind the CRR/DRR columns, once per distinct setting."""
+    seen: dict[str, None] = {}
+    for path in redundancy_files:
+        s = load_json(path).get("settings", {})
+        synonyms = (f"synonyms: cosine similarity above {s['threshold']} between the "
+                    f"embeddings of `{s['embeddings']}`" if s.get("embeddings")
+                    else "identical tokens only")
+        seen[f"CRR/DRR at {s.get('level', 'bpe')} level, {synonyms}, {s.get('stopwords', 0)} "
+             "stopwords exempt from DRR; ratios pool counts over sentences (README)."] = None
+    return list(seen)
+
+
+def speed_table(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per system and batch size; the speed-up divides the system's sentences per
+    second by the AR teacher's at the same pair and batch size."""
+    ar_rate = {(r["teacher"], m["batch_size"]): m["sentences_per_second"]
+               for r in records if r["model"] == "ar" for m in r["measurements"]}
+    rows = []
+    for record in records:
+        for m in record["measurements"]:
+            base = ar_rate.get((record["teacher"], m["batch_size"]))
+            speedup = m["sentences_per_second"] / base if base else None
+            rows.append({
+                "_order": (record["direction"], m["batch_size"],
+                           _SYSTEM_ORDER.get(record["model"], 99)),
+                "pair": record["direction"], "system": _label(record["model"]),
+                "data": record["data"], "batch size": m["batch_size"],
+                "sentences": m["sentences"], "seconds": _number(m["seconds"], 3),
+                "sentences/s": _number(m["sentences_per_second"]),
+                "latency (ms/sentence)": _number(m["latency_ms"]),
+                "speed-up vs AR": None if speedup is None else f"{speedup:.2f}x",
+                "device": record.get("device"),
+            })
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return frame
+    return frame.sort_values("_order", kind="stable").drop(columns="_order").reset_index(
+        drop=True)
+
+
+def agreement_table(report: Mapping[str, Any]) -> pd.DataFrame:
+    """Paper Table 4 (precision, recall, F1 of the metric against human marks, on exact pairs
+    and on redundant tokens) and Table 9 (human and automatic ratios per system), stacked."""
+    rows = []
+    for unit in ("pairs", "tokens"):
+        for kind, agree in report[unit].items():
+            rows.append({"table": "4", "system": "all", "type": kind, "unit": unit,
+                         "precision (%)": _percent(agree["precision"], 1),
+                         "recall (%)": _percent(agree["recall"], 1),
+                         "F1 (%)": _percent(agree["f1"], 1),
+                         # as text: the Table 9 rows leave these empty, which would turn
+                         # a numeric column into floats
+                         **{k: str(agree[k]) for k in ("matched", "automatic", "human")}})
+    for system, ratios in report["systems"].items():
+        for kind, key in (("continuous", "crr"), ("discontinuous", "drr")):
+            rows.append({"table": "9", "system": system, "type": kind, "unit": "ratio",
+                         "human (%)": _percent(ratios["human"][key]),
+                         "automatic (%)": _percent(ratios["automatic"][key])})
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- command line
+
+def _write_json(path: str | Path, record: Mapping[str, Any]) -> None:
+    with atomic_write(path) as out:
+        json.dump(record, out, indent=2, sort_keys=True)
+        out.write("\n")
+
+
+def _average_command(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    record = select_and_average(args.checkpoint_dir, args.data_bin, json.loads(args.options),
+                                args.reference, args.top, args.output)
+    record.update(teacher=args.teacher, system=args.system)
+    _write_json(args.ranking, record)
+    print(f"{args.output}: average of {', '.join(record['averaged'])}")
+    return 0
+
+
+def _speed_command(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    expected = count_lines(args.source)
+    measurements = measure_speed(args.data_bin, args.model, json.loads(args.options),
+                                 args.batch_sizes, expected)
+    record = {"teacher": args.teacher, "system": args.system, "model": args.model_name,
+              "data": args.data, "direction": args.direction,
+              "device": "cuda" if gpu_available() else "cpu", "threads": 1,
+              "measurements": measurements}
+    _write_json(args.output, record)
+    return 0
+
+
+def _results_command(args: argparse.Namespace) -> int:
+    frame = results_table(args.scores, args.selections, json.loads(args.paper))
+    notes = [*teacher_notes(args.cards), *args.note,
+             *redundancy_notes([r for _, r in args.scores])]
+    if args.table in PAPER_NOTES:
+        notes.append(PAPER_NOTES[args.table])
+    write_table(frame, args.md, args.csv, RESULTS_TITLES[args.table], notes)
+    return 0
+
+
+def _speed_table_command(args: argparse.Namespace) -> int:
+    frame = speed_table([load_json(p) for p in args.speeds])
+    notes = [
+        "Time of fairseq-generate's inference steps (model loading and data reading "
+        "excluded), one thread per process; the speed-up divides sentences per second by "
+        "the AR teacher's at the same batch size.", *args.note]
+    write_table(frame, args.md, args.csv, "Decoding speed: NAT against AR beam search", notes)
+    return 0
+
+
+def _agreement_command(args: argparse.Namespace) -> int:
+    frame = agreement_table(load_json(args.report))
+    notes = ["Table 4 rows: the metric's redundant pairs (and redundant tokens) against the "
+             "human ones; Table 9 rows: human and automatic ratios per system.", *args.note]
+    write_table(frame, args.md, args.csv,
+                "Agreement of CRR/DRR with human annotation (paper Tables 4 and 9)", notes)
+    return 0
+
+
+def register_cli(tree) -> None:
+    p = tree.add("nat average", "Rank a run's checkpoints by validation BLEU and average the "
+                 "best ones", _average_command)
+    p.add_argument("--checkpoint-dir", required=True)
+    p.add_argument("--data-bin", required=True, help="binarized data with a 'valid' subset")
+    p.add_argument("--reference", required=True, help="the validation target (BPE)")
+    p.add_argument("--options", default="{}", help="fairseq-generate options as JSON")
+    p.add_argument("--top", type=int, required=True, help="how many checkpoints to average")
+    p.add_argument("--output", required=True, help="the averaged checkpoint")
+    p.add_argument("--ranking", required=True, help="JSON record of the ranking")
+    p.add_argument("--teacher", required=True)
+    p.add_argument("--system", required=True)
+
+    p = tree.add("nat speed", "Decoding speed at several batch sizes", _speed_command)
+    p.add_argument("--data-bin", required=True, help="binarized data with a 'test' subset")
+    p.add_argument("--source", required=True, help="its source text (for the line count)")
+    p.add_argument("--model", required=True, help="the checkpoint")
+    p.add_argument("--options", default="{}", help="fairseq-generate options as JSON")
+    p.add_argument("--batch-sizes", type=int, nargs="+", required=True)
+    p.add_argument("--teacher", required=True)
+    p.add_argument("--system", required=True)
+    p.add_argument("--model-name", required=True, help="ar or a NAT model name")
+    p.add_argument("--data", required=True, help="the data the system was trained on")
+    p.add_argument("--direction", required=True)
+    p.add_argument("--output", required=True)
+
+    p = tree.add("nat table results", "BLEU, CRR and DRR per system (paper Tables 5/10)",
+                 _results_command)
+    p.add_argument("--scores", nargs="+", required=True, type=parse_score_pair,
+                   metavar="BLEU_JSON=REDUNDANCY_JSON")
+    p.add_argument("--selections", nargs="*", default=[], help="checkpoint-averaging records")
+    p.add_argument("--cards", nargs="*", default=[], help="the teachers' model cards")
+    p.add_argument("--paper", default="{}", help="published numbers as JSON")
+    p.add_argument("--table", required=True, choices=sorted(RESULTS_TITLES),
+                   help="the paper table: 5 (distilled data) or 10 (raw data)")
+    p.add_argument("--note", action="append", default=[])
+    p.add_argument("--md", required=True)
+    p.add_argument("--csv", required=True)
+
+    p = tree.add("nat table speed", "Decoding speed and speed-up against AR", _speed_table_command)
+    p.add_argument("--speeds", nargs="+", required=True)
+    p.add_argument("--note", action="append", default=[])
+    p.add_argument("--md", required=True)
+    p.add_argument("--csv", required=True)
+
+    p = tree.add("nat table agreement", "Metric against human redundancy annotations",
+                 _agreement_command)
+    p.add_argument("--report", required=True, help="phenomt score redundancy-agreement JSON")
+    p.add_argument("--note", action="append", default=[])
+    p.add_argument("--md", required=True)
+    p.add_argument("--csv", required=True)

@@ -1,0 +1,218 @@
+"""NAT tables, speed arithmetic and checkpoint selection (phenomt.nat_tables), on hand-made
+score files; the last test runs fairseq on a tiny model."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from phenomt.cli import main
+from phenomt.io import InputError
+from phenomt.nat_tables import (
+    agreement_table,
+    decode_speed,
+    parse_score_pair,
+    results_table,
+    speed_table,
+    teacher_notes,
+    validation_bleu,
+)
+
+TEACHER = "transformer.de-en"
+
+
+def write_json(path: Path, record: dict) -> str:
+    path.write_text(json.dumps(record), encoding="utf-8")
+    return str(path)
+
+
+def score_files(tmp_path: Path, system: str, model: str, data: str, bleu: float,
+                crr: float | None, drr: float | None, sentences: int = 100) -> tuple[str, str]:
+    """A BLEU file as `phenomt score bleu --meta` writes it and a redundancy file."""
+    stem = tmp_path / system
+    meta = {"teacher": TEACHER, "system": system, "model": model, "data": data,
+            "testset": "newstest2013.de-en", "direction": "de-en"}
+    bleu_file = write_json(stem.with_suffix(".bleu.json"),
+                           {"bleu": bleu, "sentences": sentences, "signature": "x", **meta})
+    redundancy_file = write_json(stem.with_suffix(".red.json"), {
+        "crr": crr, "drr": drr, "sentences": sentences,
+        "settings": {"level": "bpe", "threshold": 0.8, "embeddings": "model.pt",
+                     "stopwords": 20}})
+    return bleu_file, redundancy_file
+
+
+def test_results_table_rows_order_and_formatting(tmp_path):
+    # given out of order: DAT, then AR, then CMLM
+    pairs = [score_files(tmp_path, "dat.raw", "dat", "raw", 7.5, 0.0125, 0.3),
+             score_files(tmp_path, "ar", "ar", "raw", 20.04, 0.001, 0.0205),
+             score_files(tmp_path, "cmlm.raw", "cmlm", "raw", 3.0, 0.516, 0.019)]
+    selections = [write_json(tmp_path / "sel.json", {
+        "teacher": TEACHER, "system": "cmlm.raw", "averaged": ["a.pt", "b.pt"],
+        "candidates": [{}, {}, {}]})]
+    paper = {"de-en": {"cmlm.raw": {"crr": 51.6, "drr": 1.9}}}
+    frame = results_table(pairs, selections, paper)
+    assert list(frame["system"]) == ["AR teacher", "CMLM", "DAT"]
+    cmlm = frame.iloc[1]
+    assert (cmlm["BLEU"], cmlm["CRR (%)"], cmlm["DRR (%)"]) == ("3.00", "51.60", "1.90")
+    assert cmlm["checkpoints averaged"] == "2 of 3"
+    assert (cmlm["paper CRR (%)"], cmlm["paper DRR (%)"]) == (51.6, 1.9)
+    assert frame.iloc[2]["CRR (%)"] == "1.25" and frame.iloc[0]["DRR (%)"] == "2.05"
+    assert frame.iloc[0]["checkpoints averaged"] is None  # the teacher is not averaged here
+    assert frame.iloc[0]["paper BLEU"] is None
+
+
+def test_results_table_rejects_files_of_different_outputs(tmp_path):
+    bleu, _ = score_files(tmp_path, "ar", "ar", "raw", 20.0, 0.1, 0.1, sentences=100)
+    _, other = score_files(tmp_path, "dat.raw", "dat", "raw", 5.0, 0.1, 0.1, sentences=99)
+    with pytest.raises(InputError, match="99 sentences"):
+        results_table([(bleu, other)])
+
+
+def test_a_corpus_without_ratios_shows_none(tmp_path):
+    frame = results_table([score_files(tmp_path, "dat.raw", "dat", "raw", 0.0, None, None)])
+    assert frame.iloc[0]["CRR (%)"] is None
+
+
+def speed_record(model: str, data: str, measurements: list[tuple[int, int, float]]) -> dict:
+    """(batch size, sentences, seconds) triples → a `phenomt nat speed` record."""
+    system = "ar" if model == "ar" else f"{model}.{data}"
+    return {"teacher": TEACHER, "system": system, "model": model, "data": data,
+            "direction": "de-en", "device": "cpu", "measurements": [
+                {"batch_size": b, "sentences": n, "tokens": 10 * n, "seconds": s,
+                 "sentences_per_second": n / s, "latency_ms": 1000 * s / n}
+                for b, n, s in measurements]}
+
+
+def test_speed_up_is_relative_to_ar_at_the_same_batch_size():
+    # AR: 10 sentences in 5 s at batch 1 (2 sent/s, 500 ms), in 1.25 s at batch 10 (8/s).
+    # CMLM: 0.5 s at batch 1 (20/s: 10x), 0.25 s at batch 10 (40/s: 5x).
+    records = [speed_record("cmlm", "distilled", [(1, 10, 0.5), (10, 10, 0.25)]),
+               speed_record("ar", "raw", [(1, 10, 5.0), (10, 10, 1.25)])]
+    frame = speed_table(records)
+    assert list(zip(frame["batch size"], frame["system"], strict=True)) == [
+        (1, "AR teacher"), (1, "CMLM"), (10, "AR teacher"), (10, "CMLM")]
+    rows = frame.set_index(["batch size", "system"])
+    assert rows.loc[(1, "AR teacher"), "sentences/s"] == "2.00"
+    assert rows.loc[(1, "AR teacher"), "latency (ms/sentence)"] == "500.00"
+    assert rows.loc[(1, "AR teacher"), "speed-up vs AR"] == "1.00x"
+    assert rows.loc[(1, "CMLM"), "latency (ms/sentence)"] == "50.00"
+    assert rows.loc[(1, "CMLM"), "speed-up vs AR"] == "10.00x"
+    assert rows.loc[(10, "CMLM"), "speed-up vs AR"] == "5.00x"
+    assert rows.loc[(10, "AR teacher"), "seconds"] == "1.250"
+
+
+def test_speed_up_without_an_ar_measurement_is_empty():
+    frame = speed_table([speed_record("dat", "raw", [(1, 4, 1.0)])])
+    assert frame.iloc[0]["speed-up vs AR"] is None
+
+
+def test_decode_speed_takes_the_time_from_the_printed_rate():
+    line = ("2026-01-01 00:00:00 | INFO | fairseq_cli.generate | Translated 10 sentences "
+            "(150 tokens) in 0.0s (400.00 sentences/s, 6000.00 tokens/s)")
+    speed = decode_speed(f"other\n{line}\n")
+    assert speed["sentences"] == 10 and speed["tokens"] == 150
+    assert speed["sentences_per_second"] == 400.0
+    assert speed["seconds"] == pytest.approx(0.025) and speed["latency_ms"] == 2.5
+
+
+def test_validation_bleu_merges_subwords_first():
+    output = "\n".join(["S-1\tx", "H-1\t-0.5\tthe ca@@ t sat", "S-0\tx",
+                        "H-0\t-0.1\ta do@@ g ran home"])
+    assert validation_bleu(output, ["a dog ran home", "the cat sat"]) == 100.0
+    assert validation_bleu(output, ["a do@@ g ran home", "the ca@@ t sat"]) == 100.0
+    with pytest.raises(RuntimeError, match="2 of 3 hypotheses"):
+        validation_bleu(output, ["a", "b", "c"])
+
+
+def test_agreement_table_stacks_tables_4_and_9():
+    agree = {"precision": 0.5, "recall": 1.0, "f1": 2 / 3, "matched": 1, "automatic": 2,
+             "human": 1}
+    empty = {"precision": None, "recall": None, "f1": None, "matched": 0, "automatic": 0,
+             "human": 0}
+    report = {"pairs": {"continuous": agree, "discontinuous": empty},
+              "tokens": {"continuous": agree, "discontinuous": agree},
+              "systems": {"sys_a": {"human": {"crr": 0.25, "drr": 0.0},
+                                    "automatic": {"crr": 0.125, "drr": None}}}}
+    frame = agreement_table(report)
+    assert len(frame) == 4 + 2
+    first = frame.iloc[0]
+    assert (first["table"], first["unit"], first["type"]) == ("4", "pairs", "continuous")
+    assert (first["precision (%)"], first["recall (%)"], first["F1 (%)"]) == \
+        ("50.0", "100.0", "66.7")
+    assert frame.iloc[1]["precision (%)"] is None
+    ratios = frame[frame["table"] == "9"].set_index("type")
+    assert ratios.loc["continuous", "human (%)"] == "25.00"
+    assert ratios.loc["continuous", "automatic (%)"] == "12.50"
+    assert ratios.loc["discontinuous", "automatic (%)"] is None
+
+
+def test_score_pair_argument():
+    assert parse_score_pair("a.json=b.json") == ("a.json", "b.json")
+    with pytest.raises(Exception, match="BLEU_JSON=REDUNDANCY_JSON"):
+        parse_score_pair("a.json")
+
+
+def test_teacher_notes_state_the_scale(tmp_path):
+    card = write_json(tmp_path / "card.json", {
+        "model": TEACHER, "direction": "de-en", "train_pairs": 58227,
+        "train_corpora": ["a", "b"], "architecture": "transformer (tiny)", "max_update": 800,
+        "beam": 5})
+    note = teacher_notes([card])[0]
+    assert "58227 training pairs (a, b)" in note and "800 updates" in note
+
+
+def test_table_commands_write_markdown_and_csv(tmp_path):
+    pairs = [score_files(tmp_path, "ar", "ar", "raw", 20.0, 0.01, 0.02),
+             score_files(tmp_path, "cmlm.raw", "cmlm", "raw", 3.0, 0.5, 0.02)]
+    md, csv = tmp_path / "t10.md", tmp_path / "t10.csv"
+    assert main(["nat", "table", "results", "--table", "10",
+                 "--scores", *(f"{b}={r}" for b, r in pairs), "--note", "Scale: tiny.",
+                 "--md", str(md), "--csv", str(csv)]) == 0
+    text = md.read_text(encoding="utf-8")
+    assert text.startswith("# Table 10") and "raw data" in text
+    assert "Scale: tiny." in text and "51.6%" in text  # the paper's figure as a note
+    assert "cosine similarity above 0.8" in text
+    assert csv.read_text(encoding="utf-8").count("\n") == 3
+    speeds = [write_json(tmp_path / f"{m}.speed.json", speed_record(m, d, [(1, 10, s)]))
+              for m, d, s in (("ar", "raw", 5.0), ("dat", "distilled", 0.25))]
+    md = tmp_path / "speed.md"
+    assert main(["nat", "table", "speed", "--speeds", *speeds, "--md", str(md),
+                 "--csv", str(tmp_path / "speed.csv")]) == 0
+    assert "20.00x" in md.read_text(encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- with fairseq
+
+@pytest.mark.fairseq
+@pytest.mark.filterwarnings("ignore:Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD")
+def test_checkpoints_are_ranked_averaged_and_timed(tmp_path):
+    pytest.importorskip("fairseq")
+    import torch
+
+    from phenomt.nat_recipes import generate_options
+    from phenomt.nat_tables import checkpoint_candidates, measure_speed, select_and_average
+    from tests.nat_helpers import build_data_bin, train
+
+    data_bin = build_data_bin(tmp_path)
+    save_dir = tmp_path / "cmlm"
+    train("cmlm", data_bin, save_dir, max_update=4, save_interval_updates=2,
+          keep_interval_updates=5)
+    candidates = checkpoint_candidates(save_dir)
+    updates = [u for _, u in candidates]
+    assert updates == sorted(set(updates)) and updates[-1] == 4  # one per update count
+    reference = tmp_path / "raw" / "valid.tgt"
+    options = {**generate_options("cmlm"), "batch_size": 3}
+    output = tmp_path / "model.pt"
+    record = select_and_average(save_dir, data_bin, options, reference, 2, output)
+    assert len(record["candidates"]) == len(candidates)
+    bleus = [c["bleu"] for c in record["candidates"]]
+    assert bleus == sorted(bleus, reverse=True)
+    assert record["averaged"] == [c["checkpoint"] for c in record["candidates"][:2]]
+    chosen = [torch.load(save_dir / name, map_location="cpu", weights_only=False)["model"]
+              for name in record["averaged"]]
+    averaged = torch.load(output, map_location="cpu", weights_only=False)["model"]
+    key = "encoder.embed_tokens.weight"
+    assert torch.allclose(averaged[key], (chosen[0][key] + chosen[1][key]) / 2)
+    speeds = measure_speed(data_bin, output, options, [1, 8], expected=8)
+    assert [s["batch_size"] for s in speeds] == [1, 8]
+    assert all(s["sentences"] == 8 and s["sentences_per_second"] > 0 for s in speeds)
