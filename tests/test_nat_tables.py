@@ -33,7 +33,8 @@ def score_files(tmp_path: Path, system: str, model: str, data: str, bleu: float,
     meta = {"teacher": TEACHER, "system": system, "model": model, "data": data,
             "testset": "newstest2013.de-en", "direction": "de-en"}
     bleu_file = write_json(stem.with_suffix(".bleu.json"),
-                           {"bleu": bleu, "sentences": sentences, "signature": "x", **meta})
+                           {"bleu": bleu, "sentences": sentences,
+                            "signature": "nrefs:1|tok:13a", **meta})
     redundancy_file = write_json(stem.with_suffix(".red.json"), {
         "crr": crr, "drr": drr, "sentences": sentences,
         "settings": {"level": "bpe", "threshold": 0.8, "embeddings": "model.pt",
@@ -59,6 +60,7 @@ def test_results_table_rows_order_and_formatting(tmp_path):
     assert frame.iloc[2]["CRR (%)"] == "1.25" and frame.iloc[0]["DRR (%)"] == "2.05"
     assert frame.iloc[0]["checkpoints averaged"] is None  # the teacher is not averaged here
     assert frame.iloc[0]["paper BLEU"] is None
+    assert set(frame["BLEU signature"]) == {"nrefs:1|tok:13a"}
 
 
 def test_results_table_rejects_files_of_different_outputs(tmp_path):

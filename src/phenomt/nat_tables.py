@@ -295,7 +295,7 @@ def results_table(score_pairs: Sequence[tuple[str | Path, str | Path]],
             "CRR (%)": _percent(redundancy["crr"]), "DRR (%)": _percent(redundancy["drr"]),
             "checkpoints averaged": averaged.get((bleu["teacher"], bleu["system"])),
             "paper BLEU": reported.get("bleu"), "paper CRR (%)": reported.get("crr"),
-            "paper DRR (%)": reported.get("drr"),
+            "paper DRR (%)": reported.get("drr"), "BLEU signature": bleu["signature"],
         })
     frame = pd.DataFrame(rows)
     if frame.empty:
