@@ -83,9 +83,9 @@ def tiny_config(tmp_path: Path) -> Path:
         model["bpe"] = {"merges": 500}
     config["defaults"]["training"].update(max_update=50, warmup_updates=10, log_interval=10)
     config["defaults"]["decode"].update(batch_size=32, max_len_b=60)
-    # NAT: a base model, its +OaXE fine-tuning and DAT, 1-layer 32-dimensional, a few updates
+    # NAT: every model, 1-layer 32-dimensional, a few updates
     data = ROOT / "tests" / "data" / "redundancy"
-    config["nat"].update(models=["cmlm", "cmlm_oaxe", "dat"], speed={
+    config["nat"].update(speed={
         "sentences": 10, "batch_sizes": [1, 10], "exclusive": True}, annotations={
         "file": str(data / "annotations.tsv"), "vectors": str(data / "vectors.txt"),
         "hyp": {"sys_a": str(data / "sys_a.hyp"), "sys_b": str(data / "sys_b.hyp")}})
@@ -94,7 +94,8 @@ def tiny_config(tmp_path: Path) -> Path:
         "decoder_embed_dim": 32, "encoder_ffn_embed_dim": 64, "decoder_ffn_embed_dim": 64,
         "encoder_attention_heads": 2, "decoder_attention_heads": 2, "max_tokens": 1024,
         "max_update": 4, "warmup_updates": 2, "save_interval_updates": 2, "log_interval": 2}
-    config["nat"]["model_overrides"] = {"cmlm_oaxe": {"max_update": 2}, "dat": {
+    config["nat"]["model_overrides"] = {
+        "cmlm_oaxe": {"max_update": 2}, "glat_oaxe": {"max_update": 2}, "dat": {
         "max_update": 2, "max_tokens": 512, "disable_validation": True}}
     path = tmp_path / "tiny.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
@@ -144,13 +145,14 @@ def test_tiny_pipeline_end_to_end(tmp_path, mirror):
     for table in ("nat_table5", "nat_table10"):
         with open(tables / f"{table}.csv", newline="", encoding="utf-8") as handle:
             rows = list(csv.DictReader(handle))
-        assert [r["system"] for r in rows] == ["AR teacher", "CMLM", "CMLM+OaXE", "DAT"]
+        assert [r["system"] for r in rows] == [
+            "AR teacher", "CMLM", "CMLM+OaXE", "GLAT", "GLAT+OaXE", "DAT"]
         assert all(0 <= float(r["BLEU"]) <= 100 for r in rows)
         # an untrained model may emit one token a sentence, which has no ratio
         assert all(0 <= float(r[c] or 0) <= 100 for r in rows for c in ("CRR (%)", "DRR (%)"))
     with open(tables / "nat_speed.csv", newline="", encoding="utf-8") as handle:
         speed = list(csv.DictReader(handle))
-    assert len(speed) == 4 * 2 and speed[0]["speed-up vs AR"] == "1.00x"
+    assert len(speed) == 6 * 2 and speed[0]["speed-up vs AR"] == "1.00x"
     assert "Table 4" in (tables / "nat_agreement.md").read_text(encoding="utf-8")
     # a second run has nothing to do
     again = run_snakemake("-n", "--configfile", str(config), "--directory", str(tmp_path))
