@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from phenomt.io import InputError, atomic_write, iter_lines, open_binary, write_lines
+from phenomt.io import InputError, iter_lines, open_binary, write_json, write_lines
 
 _SEG = re.compile(r"<seg[^>]*>(.*)</seg>\s*$", re.IGNORECASE)
 _KEPT_TAG = re.compile(r"</?(title|description)>", re.IGNORECASE)
@@ -218,9 +218,7 @@ def prepare_corpus(fmt: str, files: dict[str, Path], langs: Sequence[str],
             write_lines(outputs[lang], col)
     summary = asdict(report)
     summary.pop("kept_lines")
-    with atomic_write(report_path) as out:
-        json.dump(summary, out, indent=2, sort_keys=True)
-        out.write("\n")
+    write_json(report_path, summary)
     return report
 
 
@@ -337,9 +335,7 @@ def _assemble_command(args: argparse.Namespace) -> int:
     groups = [[Path(p) for p in args.train[i:i + n]] for i in range(0, len(args.train), n)]
     held = [[Path(p) for p in args.heldout[i:i + n]] for i in range(0, len(args.heldout), n)]
     stats = assemble_train(groups, held, [Path(p) for p in args.outputs])
-    with atomic_write(args.report) as out:
-        json.dump(stats, out, indent=2, sort_keys=True)
-        out.write("\n")
+    write_json(args.report, stats)
     print(json.dumps(stats, sort_keys=True))
     return 0
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import json
 import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 
 def _current_umask() -> int:
@@ -53,6 +54,13 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "w", encoding: str | 
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def write_json(path: str | os.PathLike[str], record: Mapping[str, Any]) -> None:
+    """Atomically write ``record`` as indented UTF-8 JSON with sorted keys (stable bytes)."""
+    with atomic_write(path) as out:
+        json.dump(record, out, indent=2, sort_keys=True, ensure_ascii=False)
+        out.write("\n")
 
 
 def write_lines(path: str | os.PathLike[str], lines: Iterable[str]) -> int:

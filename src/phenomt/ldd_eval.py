@@ -72,7 +72,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import math
 import os
 import random
@@ -101,8 +100,9 @@ from phenomt.challenge import (
     word_distance,
 )
 from phenomt.conllu import read_conllu
-from phenomt.io import InputError, atomic_write, count_lines, read_lines, write_lines
+from phenomt.io import InputError, atomic_write, count_lines, read_lines, write_json, write_lines
 from phenomt.tables import bleu_table as model_bleu_table
+from phenomt.tables import format_number as _fmt
 from phenomt.tables import load_json, write_table
 
 if TYPE_CHECKING:
@@ -599,10 +599,6 @@ def _frame(rows: Sequence[Mapping[str, Any]], sort_by: Sequence[str] = ()) -> pd
     return frame.sort_values(list(sort_by), key=key, kind="stable").reset_index(drop=True)
 
 
-def _fmt(value: float | None, digits: int = 2) -> str | None:
-    return None if value is None else f"{value:.{digits}f}"
-
-
 def _scale_notes(records: Sequence[Mapping[str, Any]],
                  model_cards: Sequence[str | os.PathLike[str]] = ()) -> list[str]:
     """What our run is: corpus sizes, models, and the models' own scale where cards are given."""
@@ -999,12 +995,6 @@ def precision_table(rows: Sequence[Mapping[str, Any]]) -> tuple[pd.DataFrame, li
 
 # --- command line --------------------------------------------------------------------------------
 
-def _write_json(path: str | os.PathLike[str], record: Mapping[str, Any]) -> None:
-    with atomic_write(path) as out:
-        json.dump(record, out, indent=2, sort_keys=True, ensure_ascii=False)
-        out.write("\n")
-
-
 def _key_from_args(args: argparse.Namespace) -> SetKey:
     try:
         return SetKey(args.corpus, args.direction, args.phenomenon, args.bin)
@@ -1048,7 +1038,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
         corpus_sentences = len(full_hyp)
     record = score_set(key, args.model, hyps, refs, corpus_sentences, args.tokenize,
                        args.lowercase, args.ribes, ribes_hyps, ribes_refs)
-    _write_json(args.output, record)
+    write_json(args.output, record)
     ribes = f", RIBES {record['ribes']['score']}" if record["ribes"] else ""
     print(f"{key} ({args.model}): {record['sentences']} sentences, BLEU "
           f"{_bleu(record)}{ribes} -> {args.output}", file=sys.stderr)
@@ -1066,7 +1056,7 @@ def _cmd_control(args: argparse.Namespace) -> int:
                                 args.tolerance, args.exclude_set, args.tokenize, args.lowercase)
     except ValueError as err:
         raise InputError(args.ids, str(err)) from None
-    _write_json(args.output, record)
+    write_json(args.output, record)
     control = record["control"]
     summary = (f"BLEU {record['bleu']}, control {control['mean']} ± {control['std']}, rank "
                f"{control['rank']}/{control['of']}" if control else "empty set, no control")

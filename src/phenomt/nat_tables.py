@@ -37,7 +37,7 @@ import pandas as pd
 
 from phenomt.bleu import corpus_bleu
 from phenomt.bpe import remove_bpe
-from phenomt.io import InputError, atomic_write, count_lines, read_lines
+from phenomt.io import InputError, count_lines, read_lines, write_json
 from phenomt.nat_recipes import NAT_MODELS
 from phenomt.nmt import (
     average_checkpoints,
@@ -48,7 +48,7 @@ from phenomt.nmt import (
 )
 from phenomt.plan import fairseq_options
 from phenomt.plan_nat import NAT_TABLE_DATA, SYSTEM_LABELS
-from phenomt.tables import load_json, write_table
+from phenomt.tables import format_number, load_json, write_table
 
 _SYSTEM_ORDER = {name: rank for rank, name in enumerate(["ar", *NAT_MODELS])}
 _DATA_ORDER = {"raw": 0, "distilled": 1}
@@ -245,10 +245,6 @@ def _percent(value: float | None, digits: int = 2) -> str | None:
     return None if value is None else f"{100 * value:.{digits}f}"
 
 
-def _number(value: float | None, digits: int = 2) -> str | None:
-    return None if value is None else f"{value:.{digits}f}"
-
-
 def _label(model: str) -> str:
     return SYSTEM_LABELS.get(model, model)
 
@@ -291,7 +287,7 @@ def results_table(score_pairs: Sequence[tuple[str | Path, str | Path]],
                        _DATA_ORDER.get(bleu["data"], 9)),
             "pair": bleu["direction"], "test set": bleu["testset"],
             "system": _label(bleu["model"]), "data": bleu["data"],
-            "sentences": bleu["sentences"], "BLEU": _number(bleu["bleu"]),
+            "sentences": bleu["sentences"], "BLEU": format_number(bleu["bleu"]),
             "CRR (%)": _percent(redundancy["crr"]), "DRR (%)": _percent(redundancy["drr"]),
             "checkpoints averaged": averaged.get((bleu["teacher"], bleu["system"])),
             "paper BLEU": reported.get("bleu"), "paper CRR (%)": reported.get("crr"),
@@ -344,9 +340,9 @@ def speed_table(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
                            _SYSTEM_ORDER.get(record["model"], 99)),
                 "pair": record["direction"], "system": _label(record["model"]),
                 "data": record["data"], "batch size": m["batch_size"],
-                "sentences": m["sentences"], "seconds": _number(m["seconds"], 3),
-                "sentences/s": _number(m["sentences_per_second"]),
-                "latency (ms/sentence)": _number(m["latency_ms"]),
+                "sentences": m["sentences"], "seconds": format_number(m["seconds"], 3),
+                "sentences/s": format_number(m["sentences_per_second"]),
+                "latency (ms/sentence)": format_number(m["latency_ms"]),
                 "speed-up vs AR": None if speedup is None else f"{speedup:.2f}x",
                 "device": record.get("device"),
             })
@@ -380,24 +376,23 @@ def agreement_table(report: Mapping[str, Any]) -> pd.DataFrame:
 
 # --------------------------------------------------------------------------- command line
 
-def _write_json(path: str | Path, record: Mapping[str, Any]) -> None:
-    with atomic_write(path) as out:
-        json.dump(record, out, indent=2, sort_keys=True)
-        out.write("\n")
+def _log_progress() -> None:
+    """Per-checkpoint and per-batch-size progress to stderr (the rule's log)."""
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 
 
 def _average_command(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    _log_progress()
     record = select_and_average(args.checkpoint_dir, args.data_bin, json.loads(args.options),
                                 args.reference, args.top, args.output)
     record.update(teacher=args.teacher, system=args.system)
-    _write_json(args.ranking, record)
+    write_json(args.ranking, record)
     print(f"{args.output}: average of {', '.join(record['averaged'])}")
     return 0
 
 
 def _speed_command(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    _log_progress()
     expected = count_lines(args.source)
     measurements = measure_speed(args.data_bin, args.model, json.loads(args.options),
                                  args.batch_sizes, expected)
@@ -405,7 +400,7 @@ def _speed_command(args: argparse.Namespace) -> int:
               "data": args.data, "direction": args.direction,
               "device": "cuda" if gpu_available() else "cpu", "threads": 1,
               "measurements": measurements}
-    _write_json(args.output, record)
+    write_json(args.output, record)
     return 0
 
 

@@ -205,32 +205,44 @@ class NatPlan:
         return int(self.nat.get("average", 5))
 
     # --- redundancy --------------------------------------------------------------------------
+    @property
+    def nat_redundancy_settings(self) -> dict[str, Any]:
+        """``nat.redundancy`` with its defaults (threshold 0.8, BPE level, case-sensitive)."""
+        settings = self.nat.get("redundancy", {})
+        return {"threshold": settings.get("threshold", 0.8),
+                "embedding_stopword_count": settings.get("embedding_stopword_count", 0),
+                "level": settings.get("level", "bpe"),
+                "ignore_case": bool(settings.get("ignore_case", False))}
+
     def nat_redundancy_options(self, teacher: str) -> dict[str, Any]:
         """``phenomt score redundancy`` settings: the teacher's embeddings and dictionary,
         stopwords from its BPE training target (k = 3 for Chinese targets, else 10)."""
         from phenomt.redundancy import default_stopword_count
 
-        settings = self.nat.get("redundancy", {})
         model_dir = self.model_dir(teacher)
         return {
+            **self.nat_redundancy_settings,
             "embeddings": f"{model_dir}/model.pt",
             "embeddings_dict": f"{model_dir}/bin/dict.tgt.txt",
-            "threshold": settings.get("threshold", 0.8),
             "stopword_corpus": self.bpe_file(teacher, "train", "tgt"),
             "stopword_count": default_stopword_count(self.config["models"][teacher]["tgt"]),
-            "embedding_stopword_count": settings.get("embedding_stopword_count", 0),
-            "level": settings.get("level", "bpe"),
-            "ignore_case": bool(settings.get("ignore_case", False)),
         }
 
+    def _redundancy_flags(self, teacher: str | None, synonyms: bool) -> list[str]:
+        """The metric's settings as arguments (files are the rules' inputs): the threshold
+        when synonyms are looked up, the stopword counts when a teacher gives the stopwords."""
+        settings = self.nat_redundancy_settings
+        args = [f"--threshold {settings['threshold']}"] if synonyms else []
+        if teacher:
+            options = self.nat_redundancy_options(teacher)
+            args += [f"--stopword-count {options['stopword_count']}",
+                     f"--embedding-stopword-count {options['embedding_stopword_count']}"]
+        args.append(f"--level {settings['level']}")
+        return args + (["--ignore-case"] if settings["ignore_case"] else [])
+
     def nat_redundancy_args(self, teacher: str) -> str:
-        """The redundancy settings as command-line arguments (files are the rule's inputs)."""
-        options = self.nat_redundancy_options(teacher)
-        args = [f"--threshold {options['threshold']}",
-                f"--stopword-count {options['stopword_count']}",
-                f"--embedding-stopword-count {options['embedding_stopword_count']}",
-                f"--level {options['level']}"]
-        return " ".join(args + (["--ignore-case"] if options["ignore_case"] else []))
+        """Arguments of ``phenomt score redundancy`` besides its input files."""
+        return " ".join(self._redundancy_flags(teacher, synonyms=True))
 
     # --- speed -------------------------------------------------------------------------------
     @property
@@ -398,20 +410,9 @@ class NatPlan:
         import shlex
 
         spec = self.nat.get("annotations") or {}
-        settings = self.nat.get("redundancy", {})
         args = [f"--hyp {shlex.quote(f'{name}={path}')}" for name, path in spec["hyp"].items()]
-        if spec.get("vectors") or spec.get("teacher"):
-            args.append(f"--threshold {settings.get('threshold', 0.8)}")
-        teacher = spec.get("teacher")
-        if teacher:
-            options = self.nat_redundancy_options(teacher)
-            args.append(f"--stopword-count {options['stopword_count']}")
-            if options["embedding_stopword_count"]:
-                args.append(f"--embedding-stopword-count {options['embedding_stopword_count']}")
-        args.append(f"--level {settings.get('level', 'bpe')}")
-        if settings.get("ignore_case"):
-            args.append("--ignore-case")
-        return " ".join(args)
+        synonyms = bool(spec.get("vectors") or spec.get("teacher"))
+        return " ".join(args + self._redundancy_flags(spec.get("teacher"), synonyms))
 
     @staticmethod
     def nat_agreement_file_args(files: dict[str, str]) -> str:

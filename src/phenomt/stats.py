@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from phenomt.corpus import read_parallel
-from phenomt.io import atomic_write
+from phenomt.io import write_json
 
 
 def corpus_stats(paths: Sequence[str | Path], langs: Sequence[str]) -> dict:
@@ -24,9 +24,7 @@ def _stats_command(args: argparse.Namespace) -> int:
     stats = corpus_stats(args.inputs, args.langs)
     stats.update({"label": args.label, "split": args.split, "langs": list(args.langs),
                   "paper": json.loads(args.paper) if args.paper else None})
-    with atomic_write(args.output) as out:
-        json.dump(stats, out, indent=2, sort_keys=True, ensure_ascii=False)
-        out.write("\n")
+    write_json(args.output, stats)
     return 0
 
 

@@ -9,7 +9,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from phenomt.io import InputError, atomic_write
+from phenomt.io import InputError, atomic_write, write_json
+
+
+def format_number(value: float | None, digits: int = 2) -> str | None:
+    """A table cell: ``value`` with ``digits`` decimals, ``None`` (shown as a dash) if missing."""
+    return None if value is None else f"{value:.{digits}f}"
 
 
 def load_json(path: str | Path) -> dict:
@@ -106,9 +111,7 @@ def model_card(name: str, spec: dict, assemble_report: dict) -> dict:
 
 def _card_command(args: argparse.Namespace) -> int:
     card = model_card(args.name, json.loads(args.spec), load_json(args.assemble))
-    with atomic_write(args.output) as out:
-        json.dump(card, out, indent=2, sort_keys=True)
-        out.write("\n")
+    write_json(args.output, card)
     return 0
 
 
