@@ -211,6 +211,17 @@ def test_training_and_aligning_are_byte_identical_on_rerun(tmp_path, synthetic):
     assert outputs[0] == outputs[1]
 
 
+def test_thread_limit_reaches_every_loaded_openmp_runtime():
+    # torch brings its own libgomp; thot's OpenMP calls may bind to it, and then a limit set on
+    # thot's bundled copy alone would leave training multi-threaded (and not byte-identical).
+    pytest.importorskip("torch")
+    libraries = align._openmp_libraries()
+    names = [lib._name for lib in libraries]
+    assert any("sil_thot" in n for n in names) and any("torch" in n for n in names)
+    with align.openmp_threads(1):
+        assert [lib.omp_get_max_threads() for lib in libraries] == [1] * len(libraries)
+
+
 def test_extra_corpora_are_trained_on(tmp_path):
     small = [(DATA / "tiny.de", DATA / "tiny.en")]
     settings = align.train_models([*small, (DATA / "extra.de", DATA / "extra.en")], tmp_path / "m")

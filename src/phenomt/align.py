@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
-import functools
 import glob
 import itertools
 import json
@@ -113,9 +112,13 @@ def read_parallel(src: PathLike, tgt: PathLike) -> tuple[list[Tokens], list[Toke
 # OpenMP control
 
 
-@functools.lru_cache(maxsize=1)
-def _openmp_library() -> ctypes.CDLL | None:
-    """The OpenMP runtime the thot extension is linked against, if it can be found."""
+def _openmp_libraries() -> list[ctypes.CDLL]:
+    """Every OpenMP runtime in this process: the one bundled with thot and any other loaded.
+
+    When another library (torch) brought its own libgomp first, thot's OpenMP calls may bind
+    to that copy, so the thread count is set on all of them. Looked up on each use, since such
+    a library can be imported after thot.
+    """
     import thot
 
     # The wheel bundles its own libgomp; loading it again by path returns the same instance.
@@ -124,13 +127,14 @@ def _openmp_library() -> ctypes.CDLL | None:
     with contextlib.suppress(OSError), open("/proc/self/maps", encoding="utf-8") as maps:
         candidates += sorted({line.split()[-1] for line in maps
                               if "libgomp" in line or "libomp" in line})
-    for path in candidates:
+    libraries = []
+    for path in dict.fromkeys(candidates):
         with contextlib.suppress(OSError, AttributeError):
             lib = ctypes.CDLL(path)
             lib.omp_set_num_threads.argtypes = [ctypes.c_int]
             lib.omp_get_max_threads.restype = ctypes.c_int
-            return lib
-    return None
+            libraries.append(lib)
+    return libraries
 
 
 @contextlib.contextmanager
@@ -141,17 +145,17 @@ def openmp_threads(n: int) -> Iterator[None]:
     between runs, so only a single thread gives byte-identical models. Aligning is limited too,
     so that ``jobs`` processes use ``jobs`` cores.
     """
-    lib = _openmp_library()
-    if lib is None:
+    libraries = _openmp_libraries()
+    if not libraries:
         log.debug("OpenMP runtime of thot not found; thread count left unchanged")
-        yield
-        return
-    previous = lib.omp_get_max_threads()
-    lib.omp_set_num_threads(n)
+    previous = [lib.omp_get_max_threads() for lib in libraries]
+    for lib in libraries:
+        lib.omp_set_num_threads(n)
     try:
         yield
     finally:
-        lib.omp_set_num_threads(previous)
+        for lib, count in zip(libraries, previous, strict=True):
+            lib.omp_set_num_threads(count)
 
 
 # --------------------------------------------------------------------------------------------
