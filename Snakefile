@@ -6,9 +6,9 @@ import shlex
 
 from snakemake.utils import min_version, validate
 
-from phenomt.fetch import find_mirror
-from phenomt.plan import Plan, load_config
-from phenomt.plan_ldd import bin_arguments
+from phenomt.core.fetch import find_mirror
+from phenomt.plan.base import Plan, load_config
+from phenomt.plan.ldd import bin_arguments
 
 min_version("9.0")
 

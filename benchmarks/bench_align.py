@@ -1,7 +1,7 @@
 """Throughput of fast_align word alignment: one process against contiguous shards on N cores.
 
 Trains forward and reverse models on the input (or reuses ``--model-dir``), then aligns the
-input with :func:`phenomt.align.align_sentences`. Wall times are end to end, best of
+input with :func:`phenomt.core.align.align_sentences`. Wall times are end to end, best of
 ``--repeats``: they include loading the saved models, and for the sharded run starting the worker
 processes. CPU time (this process plus its finished children) is printed beside wall time, so a
 machine shared with other work shows as wall time well above CPU time / processes. Tokens count
@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from phenomt import align
+from phenomt.core import align
 
 MIRROR = Path("/work/shared/data/wmt/de-en/newstest2013")
 

@@ -17,9 +17,9 @@ import glob
 import json
 import sys
 
-from phenomt.nat_recipes import generate_options
-from phenomt.nat_tables import measure_speed, speed_table
-from phenomt.tables import load_json
+from phenomt.core.tables import load_json
+from phenomt.nat.recipes import generate_options
+from phenomt.nat.tables import measure_speed, speed_table
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,9 +14,9 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from phenomt.io import read_lines, write_lines
-from phenomt.parse import merge_conllu, parse_file, split_text
-from phenomt.text import tokenize
+from phenomt.core.io import read_lines, write_lines
+from phenomt.core.parse import merge_conllu, parse_file, split_text
+from phenomt.core.text import tokenize
 
 MIRROR = Path(os.environ.get("PHENOMT_MIRROR", Path(__file__).resolve().parents[2] / "shared/data"))
 

@@ -18,8 +18,8 @@ from itertools import cycle, islice
 import numpy as np
 from sacrebleu.metrics import BLEU
 
-from phenomt.io import read_lines
-from phenomt.redundancy import (
+from phenomt.core.io import read_lines
+from phenomt.core.metrics.redundancy import (
     Embeddings,
     EmbeddingSynonyms,
     frequent_tokens,

@@ -9,9 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from phenomt.nat_recipes import finetune_options, generate_options, train_options
-from phenomt.nmt import fairseq_env, parse_hypotheses
-from phenomt.plan import fairseq_options
+from phenomt.core.nmt import fairseq_env, fairseq_options, parse_hypotheses
+from phenomt.nat.recipes import finetune_options, generate_options, train_options
 
 # A toy "language pair": target words are source words with a suffix, and the last two
 # words swap, so the model has something to reorder.

@@ -1,4 +1,4 @@
-"""Tests for phenomt.align: fast_align training, saved models, Pharaoh output, symmetrisation,
+"""Tests for phenomt.core.align: fast_align training, saved models, Pharaoh output, symmetrisation,
 the length limit, sharding and the CLI."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from phenomt import align
 from phenomt.cli import CommandTree
-from phenomt.io import InputError, read_lines, write_lines
+from phenomt.core import align
+from phenomt.core.io import InputError, read_lines, write_lines
 
 DATA = Path(__file__).parent / "data" / "align"
 NEWSTEST = Path("/work/shared/data/wmt/de-en/newstest2013")
@@ -136,7 +136,7 @@ def test_openmp_threads_controls_thot_training():
     code = """
 import os
 from thot.alignment import FastAlignModel
-from phenomt.align import openmp_threads
+from phenomt.core.align import openmp_threads
 for n in (1, 2):
     model = FastAlignModel()
     for k in range(50):
@@ -289,7 +289,7 @@ def test_too_long_pairs_are_empty_counted_and_logged(synthetic, caplog):
     long_tgt = [f"t{k % 500}" for k in range(LIMIT + 1)]
     src = [short_src, long_src, short_src, short_src, long_src[:LIMIT], []]
     tgt = [short_tgt, short_tgt, short_tgt, long_tgt, long_tgt[:LIMIT], short_tgt]
-    with caplog.at_level(logging.WARNING, logger="phenomt.align"):
+    with caplog.at_level(logging.WARNING, logger="phenomt.core.align"):
         result = align.align_sentences(synthetic[0], src, tgt)
     assert result.too_long_lines == (2, 4)
     assert result.too_long == 2

@@ -2,10 +2,10 @@ import json
 
 import pytest
 
-from phenomt.bleu import corpus_bleu, default_tokenizer, score_files
-from phenomt.io import InputError
-from phenomt.stats import corpus_stats
-from phenomt.tables import bleu_table, model_card, stats_table, write_table
+from phenomt.core.io import InputError
+from phenomt.core.metrics.bleu import corpus_bleu, default_tokenizer, score_files
+from phenomt.core.stats import corpus_stats
+from phenomt.core.tables import bleu_table, model_card, stats_table, write_table
 
 
 def test_bleu_perfect_and_signature():

@@ -19,7 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from phenomt.challenge import (
+from phenomt.cli import CommandTree
+from phenomt.core.conllu import parse_conllu, read_conllu
+from phenomt.core.io import InputError
+from phenomt.ldd.extract import (
     EXACT_BINS,
     LEXICAL_BINS,
     LEXICAL_SUFFIXES,
@@ -43,9 +46,6 @@ from phenomt.challenge import (
     select_ids,
     word_distance,
 )
-from phenomt.cli import CommandTree
-from phenomt.conllu import parse_conllu, read_conllu
-from phenomt.io import InputError
 
 DATA = Path(__file__).parent / "data" / "ldd"
 DE = DATA / "de_lexical.conllu"

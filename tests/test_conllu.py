@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from phenomt.conllu import (
+from phenomt.core.conllu import (
     count_sentences,
     iter_conllu,
     parse_conllu,
@@ -15,7 +15,7 @@ from phenomt.conllu import (
     read_conllu,
     write_conllu,
 )
-from phenomt.io import InputError
+from phenomt.core.io import InputError
 
 DATA = Path(__file__).parent / "data" / "ldd"
 DE = DATA / "de_lexical.conllu"

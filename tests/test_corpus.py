@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from phenomt.corpus import (
+from phenomt.core.corpus import (
     CleanPolicy,
     assemble_train,
     clean_pairs,
@@ -17,7 +17,7 @@ from phenomt.corpus import (
     read_xml_seg,
     strip_controls,
 )
-from phenomt.io import InputError, read_lines
+from phenomt.core.io import InputError, read_lines
 
 
 def _write(path, text):

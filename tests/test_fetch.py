@@ -5,8 +5,8 @@ import zipfile
 
 import pytest
 
-from phenomt.fetch import extract, fetch, find_mirror
-from phenomt.io import InputError
+from phenomt.core.fetch import extract, fetch, find_mirror
+from phenomt.core.io import InputError
 
 
 def _sha(data: bytes) -> str:

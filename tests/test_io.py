@@ -2,7 +2,14 @@ import gzip
 
 import pytest
 
-from phenomt.io import InputError, atomic_write, count_lines, iter_lines, read_lines, write_lines
+from phenomt.core.io import (
+    InputError,
+    atomic_write,
+    count_lines,
+    iter_lines,
+    read_lines,
+    write_lines,
+)
 
 
 def test_atomic_write_leaves_nothing_on_failure(tmp_path):

@@ -13,49 +13,51 @@ from pathlib import Path
 
 import pytest
 
-from phenomt.bleu import corpus_bleu
-from phenomt.challenge import extract_lexical, extract_reorder
 from phenomt.cli import COMMAND_MODULES, CommandTree, build_parser
-from phenomt.io import InputError
-from phenomt.ldd_eval import (
-    CONTROL_SCHEMA,
-    PAPER_SIZES,
-    RIBES_ALPHA,
-    RIBES_BETA,
-    SCORE_SCHEMA,
-    SHEET_COLUMNS,
-    SetKey,
-    bin_title,
-    bleu_from_statistics,
-    bleu_statistics,
-    bleu_table,
-    check_selection,
+from phenomt.core.io import InputError
+from phenomt.core.metrics.bleu import bleu_from_statistics, bleu_statistics, corpus_bleu
+from phenomt.core.metrics.ribes import RIBES_ALPHA, RIBES_BETA, corpus_ribes_score
+from phenomt.core.tables import write_table
+from phenomt.ldd.cli import register_cli
+from phenomt.ldd.control import (
     control_record,
     control_summary,
-    control_table,
-    corpus_ribes_score,
-    distance_correlation,
-    distance_table,
-    export_sheet,
     length_matched_control,
     length_matched_draws,
+)
+from phenomt.ldd.extract import extract_lexical, extract_reorder
+from phenomt.ldd.score import score_set
+from phenomt.ldd.sets import (
+    CONTROL_SCHEMA,
+    SCORE_SCHEMA,
+    SetKey,
+    bin_title,
+    check_selection,
     parse_assignment,
     parse_bin,
-    parse_judgement,
-    precision_table,
     read_ids,
-    read_sheet,
-    register_cli,
-    ribes_table,
-    score_set,
     select_file,
     select_lines,
+)
+from phenomt.ldd.sheet import (
+    SHEET_COLUMNS,
+    export_sheet,
+    parse_judgement,
+    precision_table,
+    read_sheet,
     sheet_rows,
+)
+from phenomt.ldd.tables import (
+    PAPER_SIZES,
+    bleu_table,
+    control_table,
+    distance_correlation,
+    distance_table,
+    ribes_table,
     sizes_from_ids,
     sizes_from_records,
     sizes_table,
 )
-from phenomt.tables import write_table
 
 LDD = Path(__file__).parent / "data" / "ldd"
 
@@ -472,9 +474,9 @@ def test_control_table() -> None:
 # --- command line -------------------------------------------------------------------------------
 
 def test_cli_is_registered_beside_the_other_commands() -> None:
-    assert "phenomt.ldd_eval" in COMMAND_MODULES
+    assert "phenomt.ldd.cli" in COMMAND_MODULES
     parser = build_parser(COMMAND_MODULES)
-    args = parser.parse_args(["ldd", "table", "bleu", "--scores", "a.json", "--md", "x.md",
+    args = parser.parse_args(["table", "ldd-bleu", "--scores", "a.json", "--md", "x.md",
                               "--csv", "x.csv"])
     assert (args.table, args.inputs) == ("bleu", ["a.json"])
 
@@ -521,26 +523,26 @@ def test_cli_select_score_control_and_tables(tmp_path: Path) -> None:
                           ("ribes", ["--scores", b_json]),
                           ("control", ["--controls", c_json])):
         md, csv_path = tmp_path / f"{table}.md", tmp_path / f"{table}.csv"
-        assert run_cli(["ldd", "table", table, *inputs, "--md", str(md),
+        assert run_cli(["table", f"ldd-{table}", *inputs, "--md", str(md),
                         "--csv", str(csv_path)]) == 0
         assert md.read_text(encoding="utf-8").startswith("# ") and csv_path.is_file()
     with pytest.raises(InputError, match="command line: bad distance bin 'ge0'"):
         run_cli([*control_args, "--bin", "ge0", "--output", str(tmp_path / "x.json")])
     with pytest.raises(InputError, match="not a phenomt.ldd.score/1 record"):
-        run_cli(["ldd", "table", "bleu", "--scores", str(tmp_path / "c1.json"),
+        run_cli(["table", "ldd-bleu", "--scores", str(tmp_path / "c1.json"),
                  "--md", str(tmp_path / "x.md"), "--csv", str(tmp_path / "x.csv")])
 
 
 def test_cli_sheet_export_and_import(tmp_path: Path) -> None:
     prefix = _particle_set(tmp_path)
     sheet = tmp_path / "sheet.tsv"
-    assert run_cli(["ldd", "sheet", "export", "--set", f"news/de-en/particle/ge2={prefix}",
+    assert run_cli(["ldd", "sheet-export", "--set", f"news/de-en/particle/ge2={prefix}",
                     "--per-set", "3", "--seed", "4", "--output", str(sheet)]) == 0
     lines = sheet.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 4
     write(sheet, [lines[0], *(line + "y" for line in lines[1:])])
     md = tmp_path / "p.md"
-    assert run_cli(["ldd", "sheet", "import", "--sheet", str(sheet), "--md", str(md),
+    assert run_cli(["ldd", "sheet-import", "--sheet", str(sheet), "--md", str(md),
                     "--csv", str(tmp_path / "p.csv")]) == 0
     assert "100.0" in md.read_text(encoding="utf-8")
 

@@ -22,23 +22,26 @@ import pandas as pd
 import pytest
 
 from phenomt.cli import build_parser
-from phenomt.io import InputError, read_lines
-from phenomt.locality import (
+from phenomt.core.io import InputError, read_lines
+from phenomt.core.permutation import (
+    format_permutation,
+    inverse_permutation,
+    parse_permutation,
+    permute_tokens,
+    validate_permutation,
+)
+from phenomt.ldd.locality import (
     PAPER_PERMUTATION,
     Score,
     Setting,
     aggregate_scores,
     choose_permutation,
     display_table,
-    format_permutation,
     heldout_sizes,
     indices_of_length,
-    inverse_permutation,
     lang_suffix,
     length_histogram,
     most_common_length,
-    parse_permutation,
-    permute_tokens,
     prepare,
     random_permutation,
     read_paper_scores,
@@ -46,7 +49,6 @@ from phenomt.locality import (
     scores_frame,
     split_heldout,
     transform_source,
-    validate_permutation,
 )
 
 # --- length -------------------------------------------------------------------------------
@@ -364,7 +366,7 @@ def test_read_scores_from_json_and_csv(tmp_path):
 
 
 def _run(argv: list[str]) -> int:
-    args = build_parser(modules=("phenomt.locality",)).parse_args(argv)
+    args = build_parser(modules=("phenomt.ldd.locality",)).parse_args(argv)
     return int(args.handler(args) or 0)
 
 
@@ -380,7 +382,7 @@ def test_cli_prepare_table_and_permutation(corpus, tmp_path, capsys):
     scores = tmp_path / "scores.csv"
     scores_frame(SCORES).to_csv(scores, index=False)
     md, csv = tmp_path / "t1.md", tmp_path / "t1.csv"
-    assert _run(["locality", "table", "--scores", str(scores), "--info",
+    assert _run(["table", "locality", "--scores", str(scores), "--info",
                  str(out / "locality.json"), "--md", str(md), "--csv", str(csv),
                  "--note", "tiny models, 3 updates"]) == 0
     text = md.read_text()

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from phenomt.nat_recipes import (
+from phenomt.core.nmt import fairseq_options
+from phenomt.nat.recipes import (
     NAT_MODELS,
     SCALES,
     USER_DIR,
@@ -18,7 +19,6 @@ from phenomt.nat_recipes import (
     train_options,
     update_freq,
 )
-from phenomt.plan import fairseq_options
 
 
 @pytest.mark.parametrize("scale", SCALES)
@@ -106,7 +106,7 @@ def test_user_dir_is_the_plugin_package():
 
 
 def test_importing_the_recipes_does_not_import_fairseq():
-    code = ("import sys, phenomt.nat_recipes; "
+    code = ("import sys, phenomt.nat.recipes; "
             "print('fairseq' in sys.modules, 'torch' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True)

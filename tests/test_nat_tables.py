@@ -1,4 +1,4 @@
-"""NAT tables, speed arithmetic and checkpoint selection (phenomt.nat_tables), on hand-made
+"""NAT tables, speed arithmetic and checkpoint selection (phenomt.nat.tables), on hand-made
 score files; the last test runs fairseq on a tiny model."""
 
 import json
@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from phenomt.cli import main
-from phenomt.io import InputError
-from phenomt.nat_tables import (
+from phenomt.core.io import InputError
+from phenomt.nat.tables import (
     agreement_table,
     decode_speed,
     parse_score_pair,
@@ -167,7 +167,7 @@ def test_table_commands_write_markdown_and_csv(tmp_path):
     pairs = [score_files(tmp_path, "ar", "ar", "raw", 20.0, 0.01, 0.02),
              score_files(tmp_path, "cmlm.raw", "cmlm", "raw", 3.0, 0.5, 0.02)]
     md, csv = tmp_path / "t10.md", tmp_path / "t10.csv"
-    assert main(["nat", "table", "results", "--table", "10",
+    assert main(["table", "nat-results", "--table", "10",
                  "--scores", *(f"{b}={r}" for b, r in pairs), "--note", "Scale: tiny.",
                  "--md", str(md), "--csv", str(csv)]) == 0
     text = md.read_text(encoding="utf-8")
@@ -178,7 +178,7 @@ def test_table_commands_write_markdown_and_csv(tmp_path):
     speeds = [write_json(tmp_path / f"{m}.speed.json", speed_record(m, d, [(1, 10, s)]))
               for m, d, s in (("ar", "raw", 5.0), ("dat", "distilled", 0.25))]
     md = tmp_path / "speed.md"
-    assert main(["nat", "table", "speed", "--speeds", *speeds, "--md", str(md),
+    assert main(["table", "nat-speed", "--speeds", *speeds, "--md", str(md),
                  "--csv", str(tmp_path / "speed.csv")]) == 0
     assert "20.00x" in md.read_text(encoding="utf-8")
 
@@ -191,8 +191,8 @@ def test_checkpoints_are_ranked_averaged_and_timed(tmp_path):
     pytest.importorskip("fairseq")
     import torch
 
-    from phenomt.nat_recipes import generate_options
-    from phenomt.nat_tables import checkpoint_candidates, measure_speed, select_and_average
+    from phenomt.nat.recipes import generate_options
+    from phenomt.nat.tables import checkpoint_candidates, measure_speed, select_and_average
     from tests.nat_helpers import build_data_bin, train
 
     data_bin = build_data_bin(tmp_path)

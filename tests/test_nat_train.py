@@ -1,7 +1,7 @@
 """Each NAT model trains for a few updates with fairseq-train on CPU and decodes the test set.
 
 The corpus is tiny and built here (fairseq-preprocess into a temporary folder); the models
-are the demo recipes of ``phenomt.nat_recipes`` shrunk further by ``TINY_TRAIN``.
+are the demo recipes of ``phenomt.nat.recipes`` shrunk further by ``TINY_TRAIN``.
 """
 
 import re
@@ -100,7 +100,7 @@ def test_dat_strategy_override_reaches_the_model(dat):
     from fairseq import checkpoint_utils
 
     import phenomt.fairseq_ext  # noqa: F401  (registers the plugins)
-    from phenomt.nat_recipes import generate_options
+    from phenomt.nat.recipes import generate_options
 
     for strategy in ("greedy", "lookahead"):
         overrides = ast.literal_eval(generate_options("dat")["model_overrides"])

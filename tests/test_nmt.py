@@ -1,6 +1,6 @@
 import pytest
 
-from phenomt.nmt import fairseq_env, parse_hypotheses, train_command
+from phenomt.core.nmt import fairseq_env, parse_hypotheses, train_command
 
 
 def test_parse_hypotheses_orders_by_id_and_keeps_empty():
@@ -32,7 +32,7 @@ def test_fairseq_env():
 
 
 def test_parse_speed():
-    from phenomt.nmt import parse_speed
+    from phenomt.core.nmt import parse_speed
 
     log = ("INFO | fairseq_cli.generate | Translated 1,000 sentences (25,000 tokens) in 4.0s "
            "(250.00 sentences/s, 6250.00 tokens/s)\n")
@@ -45,7 +45,7 @@ def test_parse_speed():
 
 def test_average_checkpoints(tmp_path):
     torch = pytest.importorskip("torch")
-    from phenomt.nmt import average_checkpoints
+    from phenomt.core.nmt import average_checkpoints
 
     for i, value in enumerate([1.0, 3.0]):
         torch.save({"model": {"w": torch.full((2,), value), "steps": torch.tensor(i + 5)},

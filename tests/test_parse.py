@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from phenomt.challenge import PARTICLE, extract_lexical
 from phenomt.cli import CommandTree
-from phenomt.conllu import read_conllu
-from phenomt.io import InputError
-from phenomt.parse import (
+from phenomt.core.conllu import read_conllu
+from phenomt.core.io import InputError
+from phenomt.core.parse import (
     _with_iterations,
     load_model,
     merge_conllu,
@@ -22,6 +21,7 @@ from phenomt.parse import (
     split_text,
     train_model,
 )
+from phenomt.ldd.extract import PARTICLE, extract_lexical
 
 DATA = Path(__file__).parent / "data" / "ldd"
 TREEBANK = DATA / "tiny_treebank.conllu"
@@ -146,20 +146,20 @@ def test_iteration_option_strings() -> None:
 
 def test_cli_train_parse_scatter_gather(tmp_path: Path, text_file: Path) -> None:
     model = tmp_path / "cli.udpipe"
-    assert run_cli(["udpipe-train", "--treebank", str(TREEBANK), "--output", str(model),
+    assert run_cli(["parse", "train", "--treebank", str(TREEBANK), "--output", str(model),
                     "--iterations", "1", "--tagger", FAST_TAGGER, "--parser", FAST_PARSER]) == 0
     whole = tmp_path / "whole.conllu"
-    assert run_cli(["parse", "--model", str(model), "--input", str(text_file),
+    assert run_cli(["parse", "run", "--model", str(model), "--input", str(text_file),
                     "--output", str(whole)]) == 0
     shards = [str(tmp_path / f"s{k}.tok") for k in range(2)]
-    assert run_cli(["parse-scatter", "--input", str(text_file), "--outputs", *shards]) == 0
+    assert run_cli(["parse", "scatter", "--input", str(text_file), "--outputs", *shards]) == 0
     parsed = []
     for shard in shards:
         parsed.append(shard.replace(".tok", ".conllu"))
-        assert run_cli(["parse", "--model", str(model), "--input", shard,
+        assert run_cli(["parse", "run", "--model", str(model), "--input", shard,
                         "--output", parsed[-1]]) == 0
     merged = tmp_path / "merged.conllu"
-    assert run_cli(["parse-gather", "--inputs", *parsed, "--output", str(merged)]) == 0
+    assert run_cli(["parse", "gather", "--inputs", *parsed, "--output", str(merged)]) == 0
     assert merged.read_bytes() == whole.read_bytes()
 
 

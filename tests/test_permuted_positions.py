@@ -18,12 +18,12 @@ pytest.importorskip("fairseq")
 
 from fairseq.modules import PositionalEmbedding  # noqa: E402
 
+from phenomt.core.nmt import fairseq_env  # noqa: E402
 from phenomt.fairseq_ext.permuted_positions import (  # noqa: E402
     MODEL_NAME,
     PermutedPositionalEmbedding,
 )
-from phenomt.locality import format_permutation, permute_tokens, prepare  # noqa: E402
-from phenomt.nmt import fairseq_env  # noqa: E402
+from phenomt.ldd.locality import format_permutation, permute_tokens, prepare  # noqa: E402
 
 PAD = 1
 SIGMA = (2, 0, 3, 1)

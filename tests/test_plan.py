@@ -1,6 +1,7 @@
 import pytest
 
-from phenomt.plan import Plan, fairseq_options, load_config, shell_args
+from phenomt.core.nmt import fairseq_options
+from phenomt.plan.base import Plan, load_config, shell_args
 from tests.conftest import ROOT
 
 
@@ -53,7 +54,7 @@ def test_check_catches_bad_references(plan):
 
 
 def test_ldd_sets_follow_the_source_language(plan):
-    from phenomt.plan_ldd import bin_arguments
+    from phenomt.plan.ldd import bin_arguments
 
     de_sets, en_sets = plan.ldd_sets("de-en"), plan.ldd_sets("en-de")
     assert not any(s.startswith("preposition-stranding") for s in de_sets)

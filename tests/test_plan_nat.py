@@ -1,13 +1,12 @@
-"""Paths, options and checks of the NAT stages (phenomt.plan_nat) on the default config."""
+"""Paths, options and checks of the NAT stages (phenomt.plan.nat) on the default config."""
 
 import copy
 import math
 
 import pytest
 
-from phenomt.nat_recipes import NAT_MODELS
-from phenomt.plan import Plan, load_config
-from phenomt.plan_nat import parse_nat_system
+from phenomt.nat.recipes import NAT_MODELS, parse_nat_system
+from phenomt.plan.base import Plan, load_config
 from tests.conftest import ROOT
 
 TEACHER = "transformer.de-en"

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from phenomt.cli import CommandTree
-from phenomt.io import InputError
-from phenomt.redundancy import (
+from phenomt.core.io import InputError
+from phenomt.core.metrics.redundancy import (
     Annotation,
     Embeddings,
     EmbeddingSynonyms,

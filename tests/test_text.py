@@ -1,8 +1,8 @@
 import pytest
 
-from phenomt.bpe import apply_bpe, learn_joint_bpe, remove_bpe
-from phenomt.io import InputError
-from phenomt.text import apply_casing, detokenize, learn_truecaser, postprocess, tokenize
+from phenomt.core.bpe import apply_bpe, learn_joint_bpe, remove_bpe
+from phenomt.core.io import InputError
+from phenomt.core.text import apply_casing, detokenize, learn_truecaser, postprocess, tokenize
 
 
 def test_moses_tokenization_german():

@@ -13,31 +13,28 @@ import sys
 from collections.abc import Callable, Sequence
 
 from phenomt import __version__
-from phenomt.io import InputError
+from phenomt.core.io import InputError
 
 Handler = Callable[[argparse.Namespace], int | None]
 
-# Top-level command -> modules that register it. Only the modules of the invoked command are
+# Command group -> modules that register its commands (`phenomt <group> <command>`). Only
+# the modules of the invoked group are
 # imported, so that e.g. `phenomt corpus prepare` does not pay for pandas, torch or UDPipe.
 COMMANDS: dict[str, tuple[str, ...]] = {
-    "fetch": ("phenomt.fetch",),
-    "extract-archive": ("phenomt.fetch",),
-    "corpus": ("phenomt.corpus",),
-    "text": ("phenomt.text",),
-    "bpe": ("phenomt.bpe",),
-    "stats": ("phenomt.stats",),
-    "score": ("phenomt.bleu", "phenomt.redundancy"),
-    "nmt": ("phenomt.nmt",),
-    "table": ("phenomt.tables",),
-    "parse": ("phenomt.parse",),
-    "parse-scatter": ("phenomt.parse",),
-    "parse-gather": ("phenomt.parse",),
-    "udpipe-train": ("phenomt.parse",),
-    "extract": ("phenomt.challenge",),
-    "align": ("phenomt.align",),
-    "ldd": ("phenomt.ldd_eval",),
-    "locality": ("phenomt.locality",),
-    "nat": ("phenomt.nat_tables",),
+    "data": ("phenomt.core.fetch",),
+    "corpus": ("phenomt.core.corpus", "phenomt.core.stats"),
+    "text": ("phenomt.core.text",),
+    "bpe": ("phenomt.core.bpe",),
+    "align": ("phenomt.core.align",),
+    "parse": ("phenomt.core.parse",),
+    "nmt": ("phenomt.core.nmt",),
+    "score": ("phenomt.core.metrics.bleu", "phenomt.core.metrics.redundancy"),
+    "extract": ("phenomt.ldd.extract",),
+    "ldd": ("phenomt.ldd.cli",),
+    "locality": ("phenomt.ldd.locality",),
+    "nat": ("phenomt.nat.tables",),
+    "table": ("phenomt.core.tables", "phenomt.ldd.cli", "phenomt.ldd.locality",
+              "phenomt.nat.tables"),
 }
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(m for ms in COMMANDS.values() for m in ms))
 

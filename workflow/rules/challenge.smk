@@ -73,5 +73,5 @@ rule validation_sheet:
     conda:
         ENV
     shell:
-        "phenomt ldd sheet export --set {params.sets} --per-set {params.per_set}"
+        "phenomt ldd sheet-export --set {params.sets} --per-set {params.per_set}"
         " --seed {params.seed} --output {output} > {log} 2>&1"

@@ -11,7 +11,7 @@ rule fetch:
     conda:
         ENV
     shell:
-        "phenomt fetch --output {output} {params.args} > {log} 2>&1"
+        "phenomt data fetch --output {output} {params.args} > {log} 2>&1"
 
 
 rule extract_archive:
@@ -24,7 +24,7 @@ rule extract_archive:
     conda:
         ENV
     shell:
-        "phenomt extract-archive --archive {input} --output {output} > {log} 2>&1"
+        "phenomt data unpack --archive {input} --output {output} > {log} 2>&1"
 
 
 # Each language side is written by its own job: validation reads both sides and drops

@@ -162,5 +162,5 @@ rule table_locality:
     conda:
         ENV
     shell:
-        "phenomt locality table --scores {input.scores} --info {input.info}"
+        "phenomt table locality --scores {input.scores} --info {input.info}"
         " --note {params.note:q} --md {output.md} --csv {output.csv} > {log} 2>&1"

@@ -1,7 +1,7 @@
 # Non-autoregressive translation and information redundancy (Wang et al.): sequence-level
 # distillation by the AR teacher, NAT training on raw and distilled data, checkpoint averaging
 # by validation BLEU, single-pass decoding, BLEU/CRR/DRR, decoding speed, Tables 5 and 10.
-# Paths and settings come from phenomt.plan_nat.
+# Paths and settings come from phenomt.plan.nat.
 
 
 wildcard_constraints:
@@ -298,7 +298,7 @@ rule nat_table_results:
     conda:
         ENV
     shell:
-        "phenomt nat table results --table {wildcards.ntable} --scores {params.scores}"
+        "phenomt table nat-results --table {wildcards.ntable} --scores {params.scores}"
         " --selections {input.selections} --cards {input.cards} --paper {params.paper:q}"
         " {params.notes} --md {output.md} --csv {output.csv} > {log} 2>&1"
 
@@ -319,7 +319,7 @@ rule nat_table_speed:
     conda:
         ENV
     shell:
-        "phenomt nat table speed --speeds {input} {params.notes} --md {output.md}"
+        "phenomt table nat-speed --speeds {input} {params.notes} --md {output.md}"
         " --csv {output.csv} > {log} 2>&1"
 
 
@@ -356,5 +356,5 @@ rule nat_table_agreement:
     conda:
         ENV
     shell:
-        "phenomt nat table agreement --report {input} --note {params.note:q}"
+        "phenomt table nat-agreement --report {input} --note {params.note:q}"
         " --md {output.md} --csv {output.csv} > {log} 2>&1"

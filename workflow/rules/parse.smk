@@ -18,7 +18,7 @@ rule parse_scatter:
     conda:
         ENV
     shell:
-        "phenomt parse-scatter --input {input} --outputs {output} > {log} 2>&1"
+        "phenomt parse scatter --input {input} --outputs {output} > {log} 2>&1"
 
 
 rule parse_shard:
@@ -34,7 +34,7 @@ rule parse_shard:
     conda:
         ENV
     shell:
-        "phenomt parse --model {input.model} --input {input.text} --output {output} > {log} 2>&1"
+        "phenomt parse run --model {input.model} --input {input.text} --output {output} > {log} 2>&1"
 
 
 rule parse_gather:
@@ -50,7 +50,7 @@ rule parse_gather:
     conda:
         ENV
     shell:
-        "phenomt parse-gather --inputs {input} --output {output} > {log} 2>&1"
+        "phenomt parse gather --inputs {input} --output {output} > {log} 2>&1"
 
 
 rule udpipe_train:
@@ -73,5 +73,5 @@ rule udpipe_train:
     conda:
         ENV
     shell:
-        "phenomt udpipe-train --treebank {input} --output {output}"
+        "phenomt parse train --treebank {input} --output {output}"
         " --iterations {params.iterations} > {log} 2>&1"

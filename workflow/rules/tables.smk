@@ -69,9 +69,9 @@ rule table_ldd_sizes:
     conda:
         ENV
     shell:
-        "(phenomt ldd table sizes --ids {params.reorder} --corpus {params.corpora}"
+        "(phenomt table ldd-sizes --ids {params.reorder} --corpus {params.corpora}"
         " {params.notes} --md {output.md2} --csv {output.csv2} &&"
-        " phenomt ldd table sizes --ids {params.lexical} --corpus {params.corpora}"
+        " phenomt table ldd-sizes --ids {params.lexical} --corpus {params.corpora}"
         " {params.notes}"
         " --md {output.md3} --csv {output.csv3}) > {log} 2>&1"
 
@@ -93,7 +93,7 @@ rule table_ldd_scores:
     conda:
         ENV
     shell:
-        "phenomt ldd table {params.kind} --scores {input.scores} --models {input.cards}"
+        "phenomt table ldd-{params.kind} --scores {input.scores} --models {input.cards}"
         " {params.notes} --md {output.md} --csv {output.csv} > {log} 2>&1"
 
 
@@ -111,7 +111,7 @@ rule table_ldd_control:
     conda:
         ENV
     shell:
-        "phenomt ldd table control --controls {input.controls} --models {input.cards}"
+        "phenomt table ldd-control --controls {input.controls} --models {input.cards}"
         " {params.notes} --md {output.md} --csv {output.csv} > {log} 2>&1"
 
 
@@ -126,5 +126,5 @@ rule table_ldd_validation:
     conda:
         ENV
     shell:
-        "phenomt ldd sheet import --sheet {input} --md {output.md} --csv {output.csv}"
+        "phenomt ldd sheet-import --sheet {input} --md {output.md} --csv {output.csv}"
         " > {log} 2>&1"

@@ -36,7 +36,7 @@ rule corpus_stats:
     conda:
         ENV
     shell:
-        "phenomt stats --inputs {input} --langs {params.langs} --label {params.label:q}"
+        "phenomt corpus stats --inputs {input} --langs {params.langs} --label {params.label:q}"
         " --split {params.split} --paper {params.paper:q} --output {output} > {log} 2>&1"
 
 

@@ -10,7 +10,7 @@ Because the log loss is very sensitive to references the model cannot reach, the
 truncates the loss: an assignment whose probability is below a threshold is dropped
 (``--oaxe-skip-threshold``, 0 keeps everything). The paper also starts from a model trained
 with ordinary cross entropy, which is what "+OaXE" means here: fine-tune a trained CMLM or
-GLAT checkpoint with this criterion (see ``phenomt.nat_recipes``).
+GLAT checkpoint with this criterion (see ``phenomt.nat.recipes``).
 
 The criterion works with any model whose output follows fairseq's ``nat_loss`` convention
 (a ``word_ins`` entry with logits, targets and the mask of predicted positions). Only

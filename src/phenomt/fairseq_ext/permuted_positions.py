@@ -17,7 +17,7 @@ p (0-based) with p < len(σ) gets the embedding of position σ(p); positions fro
 as the end-of-sentence token of a sentence of exactly len(σ) words, keep their own; padding
 keeps the padding embedding (zero). A shorter sentence still reads its positions through σ, so
 it may use embeddings of positions beyond its length. σ acts on model tokens: for the exact
-counterpart of the PERMUTED setting of ``phenomt.locality``, do not split the source into
+counterpart of the PERMUTED setting of ``phenomt.ldd.locality``, do not split the source into
 subwords.
 """
 
@@ -38,7 +38,7 @@ from fairseq.models.transformer import (
 from fairseq.modules import LearnedPositionalEmbedding, SinusoidalPositionalEmbedding
 from torch import Tensor, nn
 
-from phenomt.locality import format_permutation, parse_permutation, validate_permutation
+from phenomt.core.permutation import format_permutation, parse_permutation, validate_permutation
 
 MODEL_NAME = "transformer_permuted_positions"
 

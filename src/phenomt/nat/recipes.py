@@ -1,7 +1,7 @@
 """fairseq options of the non-autoregressive models: CMLM, GLAT, their "+OaXE" and DAT.
 
 Every recipe is a plain ``{option_name_with_underscores: value}`` dict for
-:func:`phenomt.plan.fairseq_options`, at two scales:
+:func:`phenomt.core.nmt.fairseq_options`, at two scales:
 
 - ``demo``: a tiny Transformer (2+2 layers, 128 dimensions, the size of the default AR
   config) that trains in minutes on a 2-core CPU;
@@ -25,13 +25,13 @@ No fairseq import happens here; the models live in ``phenomt/fairseq_ext`` (``--
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any
+
+from phenomt.core.nmt import USER_DIR
 
 NAT_MODELS = ("cmlm", "cmlm_oaxe", "glat", "glat_oaxe", "dat")
 SCALES = ("demo", "paper")
 PAPER_TOKENS_PER_UPDATE = 480_000
-USER_DIR = str(Path(__file__).resolve().with_name("fairseq_ext"))
 
 _DEMO_ARCHITECTURE = {
     "encoder_layers": 2, "decoder_layers": 2,
@@ -190,3 +190,24 @@ def generate_options(model: str) -> dict[str, Any]:
     if needs_user_dir(model):
         options["user_dir"] = USER_DIR
     return options
+
+
+NAT_DATA = ("raw", "distilled")
+AR_SYSTEM = "ar"
+SYSTEM_LABELS = {AR_SYSTEM: "AR teacher", "cmlm": "CMLM", "cmlm_oaxe": "CMLM+OaXE",
+                 "glat": "GLAT", "glat_oaxe": "GLAT+OaXE", "dat": "DAT"}
+# Which training data each results table holds: the paper's main table (5) reports the
+# usual distilled setting, its appendix table (10) the models trained on raw data.
+NAT_TABLE_DATA = {"5": "distilled", "10": "raw"}
+
+def parse_nat_system(system: str) -> tuple[str, str]:
+    """``cmlm_oaxe.distilled`` → ``("cmlm_oaxe", "distilled")``; ``ar`` → ``("ar", "raw")``.
+
+    The AR teacher is trained on the raw data.
+    """
+    if system == AR_SYSTEM:
+        return AR_SYSTEM, "raw"
+    model, _, data = system.partition(".")
+    if model not in NAT_MODELS or data not in NAT_DATA:
+        raise ValueError(f"not a NAT system: {system!r} (expected <model>.<raw|distilled>)")
+    return model, data

@@ -7,10 +7,11 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 from sacrebleu.metrics import BLEU
 
-from phenomt.corpus import read_parallel
-from phenomt.io import atomic_write
+from phenomt.core.corpus import read_parallel
+from phenomt.core.io import atomic_write
 
 
 def default_tokenizer(target_lang: str) -> str:
@@ -52,6 +53,40 @@ def _score_command(args: argparse.Namespace) -> int:
             out.write(text + "\n")
     print(text)
     return 0
+
+
+def bleu_statistics(hypotheses: Sequence[str], references: Sequence[str], tokenize: str = "13a",
+                    lowercase: bool = False) -> np.ndarray:
+    """Sentence-level BLEU sufficient statistics, one row per sentence:
+    ``hyp_len, ref_len, correct_1..4, total_1..4`` (sacreBLEU's counts).
+
+    The sum of the rows of any subset gives that subset's corpus BLEU exactly
+    (:func:`bleu_from_statistics`).
+    """
+    if len(hypotheses) != len(references):
+        raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
+    # effective_order only changes sentence scores, not the counts, and silences sacreBLEU's
+    # advice about sentence-level BLEU.
+    metric = BLEU(tokenize=tokenize, lowercase=lowercase, effective_order=True)
+    order = metric.max_ngram_order
+    rows = np.zeros((len(hypotheses), 2 + 2 * order), dtype=np.int64)
+    for row, (hyp, ref) in enumerate(zip(hypotheses, references, strict=True)):
+        score = metric.sentence_score(hyp, [ref])
+        rows[row] = [score.sys_len, score.ref_len, *score.counts, *score.totals]
+    return rows
+
+
+def bleu_from_statistics(totals: np.ndarray, tokenize: str = "13a", lowercase: bool = False
+                         ) -> float:
+    """Corpus BLEU (unrounded) of summed statistics, smoothed as :func:`corpus_bleu` does."""
+    metric = BLEU(tokenize=tokenize, lowercase=lowercase)
+    order = (len(totals) - 2) // 2
+    return BLEU.compute_bleu(correct=[int(x) for x in totals[2:2 + order]],
+                             total=[int(x) for x in totals[2 + order:]],
+                             sys_len=int(totals[0]), ref_len=int(totals[1]),
+                             smooth_method=metric.smooth_method,
+                             smooth_value=metric.smooth_value,
+                             max_ngram_order=order).score
 
 
 def register_cli(tree) -> None:

@@ -7,8 +7,8 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from phenomt.corpus import read_parallel
-from phenomt.io import write_json
+from phenomt.core.corpus import read_parallel
+from phenomt.core.io import write_json
 
 
 def corpus_stats(paths: Sequence[str | Path], langs: Sequence[str]) -> dict:
@@ -29,7 +29,8 @@ def _stats_command(args: argparse.Namespace) -> int:
 
 
 def register_cli(tree) -> None:
-    p = tree.add("stats", "Sentences and tokens per side of a tokenized corpus", _stats_command)
+    p = tree.add("corpus stats", "Sentences and tokens per side of a tokenized corpus",
+                 _stats_command)
     p.add_argument("--inputs", nargs="+", required=True)
     p.add_argument("--langs", nargs="+", required=True)
     p.add_argument("--label", required=True, help="corpus name shown in tables")

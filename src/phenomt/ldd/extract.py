@@ -48,8 +48,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from phenomt.conllu import Sentence, Word, read_conllu
-from phenomt.io import InputError, atomic_write, read_lines, write_lines
+from phenomt.core.conllu import Sentence, Word, read_conllu
+from phenomt.core.io import InputError, atomic_write, read_lines, write_lines
 
 if TYPE_CHECKING:
     from phenomt.cli import CommandTree

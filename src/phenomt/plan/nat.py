@@ -1,12 +1,12 @@
 """Paths and settings of the non-autoregressive translation (NAT) stages (Wang et al., "On the
 Information Redundancy in Non-Autoregressive Translation", Tables 5 and 10).
 
-Kept apart from :mod:`phenomt.plan` so each paper's stages read on their own; the class is
-mixed into :class:`phenomt.plan.Plan`.
+Kept apart from :mod:`phenomt.plan.base` so each paper's stages read on their own; the class is
+mixed into :class:`phenomt.plan.base.Plan`.
 
 Layout, for a teacher (an AR model under ``models``, one per language pair) and a *system*:
 ``ar`` for the teacher itself, or ``<model>.<data>`` for a NAT model of
-:data:`phenomt.nat_recipes.NAT_MODELS` trained on ``raw`` (the teacher's own training data)
+:data:`phenomt.nat.recipes.NAT_MODELS` trained on ``raw`` (the teacher's own training data)
 or ``distilled`` data (the teacher's beam-search translation of its training source)::
 
     <out>/nat/<teacher>/distill/train.bpe.{src,tgt}     distilled training data (BPE)
@@ -24,41 +24,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from phenomt.nat_recipes import (
+from phenomt.nat.recipes import (
+    AR_SYSTEM,
+    NAT_DATA,
     NAT_MODELS,
+    NAT_TABLE_DATA,
+    SYSTEM_LABELS,
     base_model,
     finetune_options,
     generate_options,
+    parse_nat_system,
     train_options,
     update_freq,
 )
 
-NAT_DATA = ("raw", "distilled")
-AR_SYSTEM = "ar"
-SYSTEM_LABELS = {AR_SYSTEM: "AR teacher", "cmlm": "CMLM", "cmlm_oaxe": "CMLM+OaXE",
-                 "glat": "GLAT", "glat_oaxe": "GLAT+OaXE", "dat": "DAT"}
-# Which training data each results table holds: the paper's main table (5) reports the
-# usual distilled setting, its appendix table (10) the models trained on raw data.
-NAT_TABLE_DATA = {"5": "distilled", "10": "raw"}
 _DEFAULT_RESOURCES = {"gpu": 0, "mem_mb": 4000, "runtime": 240}
 _DEFAULT_SPEED = {"sentences": 200, "batch_sizes": [1, 128], "exclusive": True}
 
 
-def parse_nat_system(system: str) -> tuple[str, str]:
-    """``cmlm_oaxe.distilled`` → ``("cmlm_oaxe", "distilled")``; ``ar`` → ``("ar", "raw")``.
-
-    The AR teacher is trained on the raw data.
-    """
-    if system == AR_SYSTEM:
-        return AR_SYSTEM, "raw"
-    model, _, data = system.partition(".")
-    if model not in NAT_MODELS or data not in NAT_DATA:
-        raise ValueError(f"not a NAT system: {system!r} (expected <model>.<raw|distilled>)")
-    return model, data
 
 
 class NatPlan:
-    """The NAT stages; uses :class:`phenomt.plan.Plan`'s ``model``, ``model_dir`` and
+    """The NAT stages; uses :class:`phenomt.plan.base.Plan`'s ``model``, ``model_dir`` and
     ``bpe_file``."""
 
     config: dict[str, Any]
@@ -217,7 +204,7 @@ class NatPlan:
     def nat_redundancy_options(self, teacher: str) -> dict[str, Any]:
         """``phenomt score redundancy`` settings: the teacher's embeddings and dictionary,
         stopwords from its BPE training target (k = 3 for Chinese targets, else 10)."""
-        from phenomt.redundancy import default_stopword_count
+        from phenomt.core.metrics.redundancy import default_stopword_count
 
         model_dir = self.model_dir(teacher)
         return {

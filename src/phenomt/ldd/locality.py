@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import operator
 import random
 import sys
 from collections import Counter
@@ -36,9 +35,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from phenomt.corpus import read_parallel
-from phenomt.io import InputError, atomic_write, write_lines
-from phenomt.tables import write_markdown
+from phenomt.core.corpus import read_parallel
+from phenomt.core.io import InputError, atomic_write, write_lines
+from phenomt.core.permutation import (
+    format_permutation,
+    parse_permutation,
+    permute_tokens,
+    validate_permutation,
+)
+from phenomt.core.tables import write_markdown
 
 PAPER_LENGTH = 18
 PAPER_PERMUTATION: tuple[int, ...] = (11, 5, 9, 15, 8, 14, 10, 1, 3, 16, 12, 2, 0, 6, 17, 4,
@@ -145,49 +150,6 @@ def split_heldout(pool: int, n_test: int, n_valid: int, seed: int,
 
 # --- the permutation ----------------------------------------------------------------------
 
-def validate_permutation(perm: Sequence[int], length: int | None = None) -> tuple[int, ...]:
-    """Check that ``perm`` is a permutation of 0..n-1 (and n == ``length`` if given)."""
-    try:
-        # operator.index accepts Python and NumPy integers but not floats; bools are refused
-        # separately because they are ints to Python.
-        if any(isinstance(v, bool) for v in perm):
-            raise TypeError
-        values = tuple(operator.index(v) for v in perm)
-    except TypeError:
-        raise ValueError(f"a permutation holds integers, got {list(perm)!r}") from None
-    if sorted(values) != list(range(len(values))):
-        raise ValueError(f"not a permutation of 0..{len(values) - 1}: {list(values)}")
-    if length is not None and len(values) != length:
-        raise ValueError(f"the permutation has {len(values)} elements, the sentences {length} "
-                         f"tokens")
-    return values
-
-
-def parse_permutation(text: str) -> tuple[int, ...]:
-    """Parse ``"11,5,9,..."`` or ``"11 5 9 ..."`` (brackets allowed) and validate it."""
-    cleaned = text.strip().strip("()[]").replace(",", " ")
-    try:
-        values = [int(item) for item in cleaned.split()]
-    except ValueError:
-        raise ValueError(f"a permutation is a list of integers, got {text!r}") from None
-    if not values:
-        raise ValueError("empty permutation")
-    return validate_permutation(values)
-
-
-def format_permutation(perm: Sequence[int]) -> str:
-    """Comma-separated, as fairseq's ``--position-permutation`` takes it."""
-    return ",".join(str(v) for v in perm)
-
-
-def inverse_permutation(perm: Sequence[int]) -> tuple[int, ...]:
-    """σ⁻¹, with σ⁻¹(σ(i)) = i."""
-    values = validate_permutation(perm)
-    inverse = [0] * len(values)
-    for i, target in enumerate(values):
-        inverse[target] = i
-    return tuple(inverse)
-
 
 def random_permutation(length: int, seed: int) -> tuple[int, ...]:
     """A seeded random permutation of 0..length-1 that moves at least one token.
@@ -211,15 +173,6 @@ def choose_permutation(length: int, seed: int) -> tuple[tuple[int, ...], str]:
 
 
 # --- applying a setting -------------------------------------------------------------------
-
-def permute_tokens(tokens: Sequence[str], perm: Sequence[int]) -> list[str]:
-    """Move the token at position i to position σ(i) (``out[σ(i)] = in[i]``)."""
-    if len(tokens) != len(perm):
-        raise ValueError(f"{len(tokens)} tokens but a permutation of {len(perm)}")
-    out = [""] * len(tokens)
-    for i, token in enumerate(tokens):
-        out[perm[i]] = token
-    return out
 
 
 def transform_source(line: str, setting: Setting | str, perm: Sequence[int]) -> str:
@@ -544,7 +497,7 @@ def _cmd_prepare(args: argparse.Namespace) -> int:
 
 
 def _cmd_table(args: argparse.Namespace) -> int:
-    from phenomt.tables import load_json
+    from phenomt.core.tables import load_json
 
     scores = read_scores(args.scores)
     paper = read_paper_scores(args.paper) if args.paper else None
@@ -591,7 +544,7 @@ def register_cli(tree) -> None:
                    help="seed of a random σ (default: --seed)")
     p.add_argument("--out-dir", required=True)
 
-    p = tree.add("locality table", "Table 1: BLEU per setting over seeds, with the difference "
+    p = tree.add("table locality", "Table 1: BLEU per setting over seeds, with the difference "
                                    "from REGULAR", _cmd_table)
     p.add_argument("--scores", nargs="+", required=True,
                    help="score JSON files (phenomt score bleu --meta setting=... pos_emb=... "

@@ -1,24 +1,18 @@
 """Paths and settings of the long-distance-dependency stages (challenge sets, Table 1-6).
 
-Kept apart from :mod:`phenomt.plan` so each paper's stages read on their own; the class is
-mixed into :class:`phenomt.plan.Plan`.
+Kept apart from :mod:`phenomt.plan.base` so each paper's stages read on their own; the class is
+mixed into :class:`phenomt.plan.base.Plan`.
 """
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any
+
+from phenomt.core.nmt import USER_DIR
 
 LEXICAL_BINS = ["all", "ge1", "ge2", "ge3", "eq0", "eq1", "eq2", "eq3", "eq4", "eq5"]
 MIN_DISTANCE_BINS = ["all", "ge1", "ge2", "ge3"]
 
-
-def fairseq_ext_dir() -> str:
-    """Absolute path of the fairseq plugin package, for ``--user-dir`` (without importing it)."""
-    spec = importlib.util.find_spec("phenomt.fairseq_ext")
-    if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("phenomt.fairseq_ext is not installed")
-    return str(list(spec.submodule_search_locations)[0])
 
 
 def bin_arguments(label: str) -> str:
@@ -203,7 +197,7 @@ class LddPlan:
             return options
         options.update(loc.get("transformer", {"arch": "transformer"}))
         if spec["setting"] == "perposemb":
-            options["user_dir"] = fairseq_ext_dir()
+            options["user_dir"] = USER_DIR
             options["arch"] = loc.get("perposemb_arch", "transformer_permuted_positions_tiny")
         if spec["pos_emb"] == "learned":
             options.update(encoder_learned_pos=True, decoder_learned_pos=True)
@@ -212,7 +206,7 @@ class LddPlan:
     def locality_decode_options(self, run: str) -> dict[str, Any]:
         options = dict(self.locality.get("decode", {"beam": 5, "batch_size": 64}))
         if self.parse_locality_run(run)["setting"] == "perposemb":
-            options["user_dir"] = fairseq_ext_dir()
+            options["user_dir"] = USER_DIR
         return options
 
     def locality_tables(self) -> list[str]:

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from phenomt.io import InputError, iter_lines, open_binary, write_json, write_lines
+from phenomt.core.io import InputError, iter_lines, open_binary, write_json, write_lines
 
 _SEG = re.compile(r"<seg[^>]*>(.*)</seg>\s*$", re.IGNORECASE)
 _KEPT_TAG = re.compile(r"</?(title|description)>", re.IGNORECASE)

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from phenomt.plan_ldd import LddPlan
-from phenomt.plan_nat import NatPlan
+from phenomt.plan.ldd import LddPlan
+from phenomt.plan.nat import NatPlan
 
 MODEL_SECTIONS = ("architecture", "training", "decode", "resources", "bpe")
 
@@ -219,7 +219,7 @@ class Plan(LddPlan, NatPlan):
         return [self.stats_json(c) for c in self.corpora]
 
     def bleu_tokenizer(self, model: str) -> str:
-        from phenomt.bleu import default_tokenizer
+        from phenomt.core.metrics.bleu import default_tokenizer
 
         configured = self.config.get("scoring", {}).get("tokenize", "auto")
         return default_tokenizer(self.models[model]["tgt"]) if configured == "auto" else configured
@@ -235,25 +235,6 @@ class Plan(LddPlan, NatPlan):
     def all_bleu(self) -> list[str]:
         return [self.bleu_json(m, c) for m in self.models for c in self.test_sets(m)]
 
-
-def fairseq_options(options: dict[str, Any]) -> list[str]:
-    """``{"max_update": 50, "share_all_embeddings": True}`` → ``--max-update 50 --share-all-...``.
-
-    ``False``/``None`` values are omitted; lists become repeated values of one option.
-    """
-    args: list[str] = []
-    for key in sorted(options):
-        value = options[key]
-        flag = "--" + key.replace("_", "-")
-        if value is None or value is False:
-            continue
-        if value is True:
-            args.append(flag)
-        elif isinstance(value, list | tuple):
-            args.extend([flag, *map(str, value)])
-        else:
-            args.extend([flag, str(value)])
-    return args
 
 
 def shell_args(pairs: list[tuple[str, Any]]) -> str:

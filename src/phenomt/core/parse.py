@@ -27,8 +27,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from phenomt.conllu import parse_conllu_lines
-from phenomt.io import InputError, atomic_write, count_lines, iter_lines, open_binary
+from phenomt.core.conllu import parse_conllu_lines
+from phenomt.core.io import InputError, atomic_write, count_lines, iter_lines, open_binary
 
 if TYPE_CHECKING:
     import ufal.udpipe
@@ -244,23 +244,23 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 def register_cli(tree: CommandTree) -> None:
     """Add ``parse``, ``parse-scatter``, ``parse-gather`` and ``udpipe-train``."""
-    sub = tree.add("parse", "Parse tokenized text (one sentence a line) into CoNLL-U with "
+    sub = tree.add("parse run", "Parse tokenized text (one sentence a line) into CoNLL-U with "
                             "UDPipe.", _cmd_parse)
     sub.add_argument("--model", required=True, help="UDPipe 1 model file")
     sub.add_argument("--input", required=True, help="tokenized text, one sentence a line")
     sub.add_argument("--output", required=True, help="CoNLL-U file to write")
 
-    sub = tree.add("parse-scatter", "Split a text file into contiguous shards for parallel "
+    sub = tree.add("parse scatter", "Split a text file into contiguous shards for parallel "
                                     "parsing.", _cmd_scatter)
     sub.add_argument("--input", required=True, help="text file to split")
     sub.add_argument("--outputs", required=True, nargs="+", help="shard files, in order")
 
-    sub = tree.add("parse-gather", "Concatenate parsed CoNLL-U shards, renumbering sent_id.",
+    sub = tree.add("parse gather", "Concatenate parsed CoNLL-U shards, renumbering sent_id.",
                    _cmd_gather)
     sub.add_argument("--inputs", required=True, nargs="+", help="CoNLL-U shards, in order")
     sub.add_argument("--output", required=True, help="merged CoNLL-U file")
 
-    sub = tree.add("udpipe-train", "Train a UDPipe model from CoNLL-U treebanks.", _cmd_train)
+    sub = tree.add("parse train", "Train a UDPipe model from CoNLL-U treebanks.", _cmd_train)
     sub.add_argument("--treebank", required=True, nargs="+", help="training CoNLL-U files")
     sub.add_argument("--heldout", nargs="*", default=[], help="held-out CoNLL-U files")
     sub.add_argument("--output", required=True, help="model file to write")

@@ -35,20 +35,19 @@ from typing import Any
 
 import pandas as pd
 
-from phenomt.bleu import corpus_bleu
-from phenomt.bpe import remove_bpe
-from phenomt.io import InputError, count_lines, read_lines, write_json
-from phenomt.nat_recipes import NAT_MODELS
-from phenomt.nmt import (
+from phenomt.core.bpe import remove_bpe
+from phenomt.core.io import InputError, count_lines, read_lines, write_json
+from phenomt.core.metrics.bleu import corpus_bleu
+from phenomt.core.nmt import (
     average_checkpoints,
     fairseq_env,
+    fairseq_options,
     gpu_available,
     parse_hypotheses,
     parse_speed,
 )
-from phenomt.plan import fairseq_options
-from phenomt.plan_nat import NAT_TABLE_DATA, SYSTEM_LABELS
-from phenomt.tables import format_number, load_json, write_table
+from phenomt.core.tables import format_number, load_json, write_table
+from phenomt.nat.recipes import NAT_MODELS, NAT_TABLE_DATA, SYSTEM_LABELS
 
 _SYSTEM_ORDER = {name: rank for rank, name in enumerate(["ar", *NAT_MODELS])}
 _DATA_ORDER = {"raw": 0, "distilled": 1}
@@ -78,7 +77,7 @@ class GenerateRun:
 
 def _prepare_torch() -> None:
     """One OpenMP thread and full checkpoint unpickling, as for fairseq subprocesses
-    (:func:`phenomt.nmt.fairseq_env`); set before torch is first imported."""
+    (:func:`phenomt.core.nmt.fairseq_env`); set before torch is first imported."""
     env = fairseq_env()
     for key in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"):
         os.environ[key] = env[key]
@@ -208,7 +207,7 @@ _RATE = re.compile(r"Translated [\d,]+ sentences \([\d,]+ tokens\) in [\d.]+s "
 
 
 def decode_speed(log_text: str) -> dict[str, float]:
-    """:func:`phenomt.nmt.parse_speed`, with the time taken from the printed rate.
+    """:func:`phenomt.core.nmt.parse_speed`, with the time taken from the printed rate.
 
     fairseq prints the seconds with one decimal but the rate with two, which keeps short
     runs (a fast model on a few sentences) measurable.
@@ -459,7 +458,7 @@ def register_cli(tree) -> None:
     p.add_argument("--direction", required=True)
     p.add_argument("--output", required=True)
 
-    p = tree.add("nat table results", "BLEU, CRR and DRR per system (paper Tables 5/10)",
+    p = tree.add("table nat-results", "BLEU, CRR and DRR per system (paper Tables 5/10)",
                  _results_command)
     p.add_argument("--scores", nargs="+", required=True, type=parse_score_pair,
                    metavar="BLEU_JSON=REDUNDANCY_JSON")
@@ -472,13 +471,13 @@ def register_cli(tree) -> None:
     p.add_argument("--md", required=True)
     p.add_argument("--csv", required=True)
 
-    p = tree.add("nat table speed", "Decoding speed and speed-up against AR", _speed_table_command)
+    p = tree.add("table nat-speed", "Decoding speed and speed-up against AR", _speed_table_command)
     p.add_argument("--speeds", nargs="+", required=True)
     p.add_argument("--note", action="append", default=[])
     p.add_argument("--md", required=True)
     p.add_argument("--csv", required=True)
 
-    p = tree.add("nat table agreement", "Metric against human redundancy annotations",
+    p = tree.add("table nat-agreement", "Metric against human redundancy annotations",
                  _agreement_command)
     p.add_argument("--report", required=True, help="phenomt score redundancy-agreement JSON")
     p.add_argument("--note", action="append", default=[])

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from phenomt.io import InputError, atomic_write, write_json
+from phenomt.core.io import InputError, atomic_write, write_json
 
 
 def format_number(value: float | None, digits: int = 2) -> str | None:

@@ -38,7 +38,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from phenomt.io import InputError, atomic_write, count_lines, iter_lines, write_lines
+from phenomt.core.io import InputError, atomic_write, count_lines, iter_lines, write_lines
 
 if TYPE_CHECKING:
     from thot.alignment import FastAlignModel

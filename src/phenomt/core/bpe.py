@@ -10,7 +10,7 @@ from pathlib import Path
 from subword_nmt.apply_bpe import BPE
 from subword_nmt.learn_bpe import learn_bpe
 
-from phenomt.io import InputError, atomic_write, iter_lines, write_lines
+from phenomt.core.io import InputError, atomic_write, iter_lines, write_lines
 
 SEPARATOR = "@@"
 

@@ -22,7 +22,7 @@ from sacremoses import (
     MosesTruecaser,
 )
 
-from phenomt.io import InputError, iter_lines, write_lines
+from phenomt.core.io import InputError, iter_lines, write_lines
 
 CASINGS = ("none", "lower", "truecase")
 _CJK = {"zh", "ja"}

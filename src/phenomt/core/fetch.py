@@ -17,7 +17,7 @@ import urllib.request
 import zipfile
 from pathlib import Path, PurePosixPath
 
-from phenomt.io import InputError, atomic_write
+from phenomt.core.io import InputError, atomic_write
 
 log = logging.getLogger(__name__)
 
@@ -154,12 +154,12 @@ def _extract_command(args: argparse.Namespace) -> int:
 
 
 def register_cli(tree) -> None:
-    p = tree.add("fetch", "Get one file from the mirror or its upstream URL", _fetch_command)
+    p = tree.add("data fetch", "Get one file from the mirror or its upstream URL", _fetch_command)
     p.add_argument("--output", required=True)
     p.add_argument("--url")
     p.add_argument("--sha256")
     p.add_argument("--mirror", help="mirror directory (already resolved)")
     p.add_argument("--mirror-path", help="the file's path inside the mirror")
-    p = tree.add("extract-archive", "Safely extract a tar or zip archive", _extract_command)
+    p = tree.add("data unpack", "Safely extract a tar or zip archive", _extract_command)
     p.add_argument("--archive", required=True)
     p.add_argument("--output", required=True)

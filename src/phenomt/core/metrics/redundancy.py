@@ -94,8 +94,8 @@ from pathlib import Path
 
 import numpy as np
 
-from phenomt.corpus import read_parallel
-from phenomt.io import InputError, atomic_write, iter_lines, open_binary
+from phenomt.core.corpus import read_parallel
+from phenomt.core.io import InputError, atomic_write, iter_lines, open_binary
 
 Synonyms = Callable[[str, str], bool]
 """S(a, b): True when two distinct tokens are synonyms."""
@@ -919,7 +919,8 @@ def register_cli(tree) -> None:
                      "Agreement of CRR/DRR with human redundancy annotations (P/R/F1, ratios)",
                      _agreement_command)
     agree.add_argument("--annotations", required=True,
-                       help="TSV: system, sentence, a, b, type (see phenomt.redundancy)")
+                       help="TSV: system, sentence, a, b, type (see "
+                            "phenomt.core.metrics.redundancy)")
     agree.add_argument("--hyp", required=True, action="append", type=_system_file,
                        metavar="SYSTEM=FILE", help="an annotated system's output (repeatable)")
     _add_metric_options(agree)

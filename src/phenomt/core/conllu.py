@@ -9,7 +9,7 @@ line: ``ID FORM LEMMA UPOS XPOS FEATS HEAD DEPREL DEPS MISC``. Three kinds of ID
 * ``3-4``: a multiword token, the surface form of words 3 and 4 (German ``zum`` = ``zu dem``);
 * ``5.1``: an empty node of the enhanced graph, inserted after word 5.
 
-The reader checks the structure strictly and raises :class:`phenomt.io.InputError` naming the
+The reader checks the structure strictly and raises :class:`phenomt.core.io.InputError` naming the
 file and the 1-based line of the first malformed line. It keeps every sentence's original lines,
 so a sentence is written back byte for byte as it was read (line endings become ``\\n``).
 """
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from phenomt.io import InputError, atomic_write, iter_lines
+from phenomt.core.io import InputError, atomic_write, iter_lines
 
 N_COLUMNS = 10
 

@@ -17,15 +17,40 @@ import subprocess
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
-from phenomt.bpe import remove_bpe
-from phenomt.io import InputError, atomic_write, count_lines, write_lines
-from phenomt.plan import fairseq_options
-from phenomt.text import postprocess
+from phenomt.core.bpe import remove_bpe
+from phenomt.core.io import InputError, atomic_write, count_lines, write_lines
+from phenomt.core.text import postprocess
 
 log = logging.getLogger(__name__)
 
 _HYP = re.compile(r"^H-(\d+)\t[^\t]*\t?(.*)$")
+
+
+#: The fairseq plugin package, for ``--user-dir`` (found without importing it: importing
+#: would register the plugins with fairseq in this process).
+USER_DIR = str(Path(__file__).resolve().parents[1] / "fairseq_ext")
+
+
+def fairseq_options(options: dict[str, Any]) -> list[str]:
+    """``{"max_update": 50, "share_all_embeddings": True}`` → ``--max-update 50 --share-all-...``.
+
+    ``False``/``None`` values are omitted; lists become repeated values of one option.
+    """
+    args: list[str] = []
+    for key in sorted(options):
+        value = options[key]
+        flag = "--" + key.replace("_", "-")
+        if value is None or value is False:
+            continue
+        if value is True:
+            args.append(flag)
+        elif isinstance(value, list | tuple):
+            args.extend([flag, *map(str, value)])
+        else:
+            args.extend([flag, str(value)])
+    return args
 
 
 def fairseq_env() -> dict[str, str]:
