@@ -21,8 +21,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from phenomt.core import align
+from phenomt.core.fetch import find_mirror
 
-MIRROR = Path("/work/shared/data/wmt/de-en/newstest2013")
+MIRROR = Path(find_mirror(None, Path(__file__).resolve().parents[1]) or "shared/data") / \
+    "wmt/de-en/newstest2013"
 
 
 def cpu_seconds() -> float:

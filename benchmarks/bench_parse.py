@@ -7,18 +7,18 @@ The sharded run includes each shard's model load, as in the pipeline's scatter/g
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from phenomt.core.fetch import find_mirror
 from phenomt.core.io import read_lines, write_lines
 from phenomt.core.parse import merge_conllu, parse_file, split_text
 from phenomt.core.text import tokenize
 
-MIRROR = Path(os.environ.get("PHENOMT_MIRROR", Path(__file__).resolve().parents[2] / "shared/data"))
+MIRROR = Path(find_mirror(None, Path(__file__).resolve().parents[1]) or "shared/data")
 
 
 def _parse(job: tuple[str, str, str]) -> int:

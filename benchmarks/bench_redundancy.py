@@ -14,10 +14,12 @@ import random
 import time
 from collections.abc import Callable
 from itertools import cycle, islice
+from pathlib import Path
 
 import numpy as np
 from sacrebleu.metrics import BLEU
 
+from phenomt.core.fetch import find_mirror
 from phenomt.core.io import read_lines
 from phenomt.core.metrics.redundancy import (
     Embeddings,
@@ -28,7 +30,8 @@ from phenomt.core.metrics.redundancy import (
     tokenize,
 )
 
-MIRROR = "/work/shared/data/wmt/de-en/newstest2013.en"
+MIRROR = str(Path(find_mirror(None, Path(__file__).resolve().parents[1]) or "shared/data")
+             / "wmt/de-en/newstest2013.en")
 
 
 def repetitive(tokens: list[str], rng: random.Random, doubled: float, copied: float) -> list[str]:

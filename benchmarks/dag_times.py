@@ -21,7 +21,8 @@ def dag_time(config: Path) -> tuple[float, float, int]:
     with tempfile.TemporaryDirectory() as workdir:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        result = subprocess.run([str(snakemake), "-n", "--snakefile", str(ROOT / "Snakefile"),
+        snakefile = ROOT / "workflow" / "Snakefile"
+        result = subprocess.run([str(snakemake), "-n", "--snakefile", str(snakefile),
                                  "--configfile", str(config), "--directory", workdir],
                                 capture_output=True, text=True, check=True)
         wall = time.perf_counter() - start

@@ -18,7 +18,6 @@ from phenomt.core import align
 from phenomt.core.io import InputError, read_lines, write_lines
 
 DATA = Path(__file__).parent / "data" / "align"
-NEWSTEST = Path("/work/shared/data/wmt/de-en/newstest2013")
 LIMIT = 1024
 
 
@@ -53,11 +52,10 @@ def synthetic(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Pat
 
 
 @pytest.fixture(scope="module")
-def newstest(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+def newstest(tmp_path_factory: pytest.TempPathFactory, mirror: Path) -> tuple[Path, Path, Path]:
     """(model dir, source file, target file) for 300 real De-En pairs of the offline mirror."""
-    de, en = NEWSTEST.with_suffix(".de"), NEWSTEST.with_suffix(".en")
-    if not (de.exists() and en.exists()):
-        pytest.skip("offline mirror newstest2013 de-en not available")
+    newstest = mirror / "wmt" / "de-en" / "newstest2013"
+    de, en = newstest.with_suffix(".de"), newstest.with_suffix(".en")
     base = tmp_path_factory.mktemp("newstest")
     pairs = list(zip(read_lines(de)[:300], read_lines(en)[:300], strict=True))
     src, tgt = write_corpus(base, pairs, "news")

@@ -1,7 +1,8 @@
 import pytest
 
 from phenomt.core.nmt import fairseq_options
-from phenomt.plan.base import Plan, load_config, shell_args
+from phenomt.plan import Plan, load_config, validate_config
+from phenomt.plan.args import shell_args
 from tests.conftest import ROOT
 
 
@@ -23,31 +24,33 @@ def plan():
 
 def test_default_config_is_consistent(plan):
     plan.check()
-    model = plan.model("transformer.de-en")
+    model = plan.models.settings("transformer.de-en")
     assert model["training"]["max_update"] > 0
     assert model["architecture"]["arch"] == "transformer"
     assert "newstest2013.de-en" in model["test"]
     assert not any(c.startswith("books") for c in model["train"])  # Books stays out
-    assert plan.model("transformer.zh-en")["bpe"]["merges"] == 6000  # override
-    assert plan.model("transformer.zh-en")["bpe"]["min_frequency"] == 2  # default kept
+    assert plan.models.bpe_merges("transformer.zh-en") == 6000  # override
+    assert plan.models.bpe_min_frequency("transformer.zh-en") == 2  # default kept
 
 
 def test_paths(plan):
-    assert plan.bpe_input("transformer.de-en", "train", "src") == \
+    assert plan.models.bpe_input("transformer.de-en", "train", "src") == \
         "results/models/transformer.de-en/data/train.tok.src"
-    assert plan.bpe_input("transformer.de-en", "newstest2013.de-en", "tgt") == \
+    assert plan.models.bpe_input("transformer.de-en", "newstest2013.de-en", "tgt") == \
         "results/data/tok/newstest2013.de-en.en"
-    assert plan.bleu_tokenizer("transformer.zh-en") == "13a"
+    assert plan.models.bleu_tokenizer("transformer.zh-en") == "13a"
     assert "results/tables/bleu.md" in plan.tables()
     assert "results/data/raw/newstest2020.zh-en.docids" in plan.targets()
 
 
 def test_check_catches_bad_references(plan):
-    config = dict(plan.config)
+    import copy
+
+    config = copy.deepcopy(plan.config)
     config["models"] = {"m": {"src": "de", "tgt": "en", "train": ["newstest2017.zh-en"],
                               "valid": "newstest2020.de-en", "test": ["newstest2013.de-en"]}}
     with pytest.raises(ValueError, match="not \\['de', 'en'\\]"):
-        Plan(config).check()
+        Plan(validate_config(config)).check()
     config["models"]["m"]["train"] = ["nope"]
     with pytest.raises(KeyError, match="not declared"):
         Plan(config).check()
@@ -56,25 +59,25 @@ def test_check_catches_bad_references(plan):
 def test_ldd_sets_follow_the_source_language(plan):
     from phenomt.plan.ldd import bin_arguments
 
-    de_sets, en_sets = plan.ldd_sets("de-en"), plan.ldd_sets("en-de")
+    de_sets, en_sets = plan.ldd.sets("de-en"), plan.ldd.sets("en-de")
     assert not any(s.startswith("preposition-stranding") for s in de_sets)
     assert "preposition-stranding.ge1" in en_sets
     assert de_sets[-1] == "reorder.ge5" and len(de_sets) == 2 * 10 + 1
     assert bin_arguments("all") == "--min-distance 0"
     assert bin_arguments("ge2") == "--min-distance 2"
     assert bin_arguments("eq3") == "--min-distance 3 --exact"
-    assert plan.ldd_set_key("news", "en-de", "particle.ge1") == "news/en-de/particle/ge1"
+    assert plan.ldd.set_key("news", "en-de", "particle.ge1") == "news/en-de/particle/ge1"
 
 
 def test_locality_run_options(plan):
-    runs = plan.locality_runs()
+    runs = plan.locality.runs()
     assert "perposemb.learned.transformer.s1" in runs and len(runs) == 8
-    perposemb = plan.locality_train_options("perposemb.learned.transformer.s1")
+    perposemb = plan.locality.train_options("perposemb.learned.transformer.s1")
     assert perposemb["arch"] == "transformer_permuted_positions_tiny"
     assert perposemb["user_dir"].endswith("fairseq_ext") and perposemb["encoder_learned_pos"]
-    sinusoidal = plan.locality_train_options("regular.sinusoidal.transformer.s1")
+    sinusoidal = plan.locality.train_options("regular.sinusoidal.transformer.s1")
     assert sinusoidal["arch"] == "transformer_tiny" and "encoder_learned_pos" not in sinusoidal
-    assert plan.locality_train_options("permuted.none.lstm.s1")["arch"] == "lstm"
+    assert plan.locality.train_options("permuted.none.lstm.s1")["arch"] == "lstm"
 
 
 def test_ldd_check_catches_wrong_direction(plan):
@@ -90,12 +93,12 @@ def test_multi_bleu_setting_scores_tokenized_text(plan):
     import copy
 
     config = copy.deepcopy(plan.config)
-    default = Plan(config).ldd_set_inputs("transformer.de-en", "news", "particle.ge1")
+    default = Plan(config).ldd.set_inputs("transformer.de-en", "news", "particle.ge1")
     assert default["hyp"].endswith("hyp/newstest2013.de-en.txt")
     assert default["ref"] == "results/data/raw/newstest2013.de-en.en"
     assert default["ids"] == "results/ldd/sets/news/de-en/particle.ge1.ids"
     config["ldd"]["tokenize"] = "none"
-    tokenized = Plan(config).ldd_set_inputs("transformer.de-en", "news", "baseline.all")
+    tokenized = Plan(config).ldd.set_inputs("transformer.de-en", "news", "baseline.all")
     assert tokenized["hyp"].endswith("hyp-tok/newstest2013.de-en.txt")
     assert tokenized["ref"] == "results/data/tok/newstest2013.de-en.en"
     assert "ids" not in tokenized

@@ -6,7 +6,7 @@ import math
 import pytest
 
 from phenomt.nat.recipes import NAT_MODELS, parse_nat_system
-from phenomt.plan.base import Plan, load_config
+from phenomt.plan import Plan, load_config, validate_config
 from tests.conftest import ROOT
 
 TEACHER = "transformer.de-en"
@@ -26,19 +26,19 @@ def plan(config):
 def with_nat(config, **nat):
     changed = copy.deepcopy(config)
     changed["nat"].update(nat)
-    return Plan(changed)
+    return Plan(validate_config(changed))
 
 
 def test_default_config_runs_every_model_on_both_data(plan):
-    plan.check_nat()
-    assert plan.nat_teachers == [TEACHER]
-    assert plan.nat_models == list(NAT_MODELS)
-    assert len(plan.nat_systems()) == 10 and "glat_oaxe.distilled" in plan.nat_systems()
-    tables = plan.nat_tables()
+    plan.check()
+    assert plan.nat.teachers == [TEACHER]
+    assert plan.nat.nat_models == list(NAT_MODELS)
+    assert len(plan.nat.systems()) == 10 and "glat_oaxe.distilled" in plan.nat.systems()
+    tables = plan.nat.tables()
     for name in ("nat_table5", "nat_table10", "nat_speed"):
         assert f"results/tables/{name}.md" in tables and f"results/tables/{name}.csv" in tables
     assert not any("agreement" in t for t in tables)  # no annotations configured
-    assert set(plan.nat_tables()) <= set(plan.tables())
+    assert set(plan.nat.tables()) <= set(plan.tables())
 
 
 def test_system_names():
@@ -50,71 +50,72 @@ def test_system_names():
 
 
 def test_data_locations(plan):
-    assert plan.nat_data_bin(TEACHER, "raw") == f"results/models/{TEACHER}/bin"
-    assert plan.nat_system_data_bin(TEACHER, "dat.distilled") == f"{NAT}/bin-distilled"
-    assert plan.nat_checkpoint(TEACHER, "ar") == f"results/models/{TEACHER}/model.pt"
-    assert plan.nat_checkpoint(TEACHER, "glat.raw") == f"{NAT}/glat.raw/model.pt"
-    assert plan.nat_valid_reference(TEACHER) == \
+    assert plan.nat.data_bin(TEACHER, "raw") == f"results/models/{TEACHER}/bin"
+    assert plan.nat.system_data_bin(TEACHER, "dat.distilled") == f"{NAT}/bin-distilled"
+    assert plan.nat.checkpoint(TEACHER, "ar") == f"results/models/{TEACHER}/model.pt"
+    assert plan.nat.checkpoint(TEACHER, "glat.raw") == f"{NAT}/glat.raw/model.pt"
+    assert plan.nat.valid_reference(TEACHER) == \
         f"results/models/{TEACHER}/data/newstest2020.de-en.bpe.tgt"
-    assert plan.nat_speed_json(TEACHER, "ar") == f"{NAT}/speed/ar.json"
+    assert plan.nat.speed_json(TEACHER, "ar") == f"{NAT}/speed/ar.json"
 
 
 def test_the_ar_row_reuses_the_teachers_translations(plan):
     corpus = "newstest2013.de-en"
-    assert plan.nat_hyp(TEACHER, "ar", corpus, "bpe") == \
+    assert plan.nat.hyp(TEACHER, "ar", corpus, "bpe") == \
         f"results/models/{TEACHER}/hyp/{corpus}.bpe"
-    assert plan.nat_hyp(TEACHER, "dat.raw", corpus, "txt") == f"{NAT}/dat.raw/hyp/{corpus}.txt"
+    assert plan.nat.hyp(TEACHER, "dat.raw", corpus, "txt") == f"{NAT}/dat.raw/hyp/{corpus}.txt"
     with pytest.raises(ValueError, match="kind"):
-        plan.nat_hyp(TEACHER, "ar", corpus, "tok")
+        plan.nat.hyp(TEACHER, "ar", corpus, "tok")
 
 
 def test_train_options_layer_recipe_training_and_model_overrides(plan):
-    cmlm = plan.nat_train_options(TEACHER, "cmlm.raw")
+    cmlm = plan.nat.train_options(TEACHER, "cmlm.raw")
     assert cmlm["arch"] == "cmlm_transformer" and cmlm["noise"] == "random_mask"
-    assert cmlm["max_update"] == plan.nat["training"]["max_update"]  # nat.training
-    assert cmlm["save_interval_updates"] == plan.nat["training"]["save_interval_updates"]
-    dat = plan.nat_train_options(TEACHER, "dat.distilled")
-    assert dat["max_update"] == plan.nat["model_overrides"]["dat"]["max_update"]
+    assert cmlm["max_update"] == plan.config["nat"]["training"]["max_update"]  # nat.training
+    assert cmlm["save_interval_updates"] == plan.config["nat"]["training"]["save_interval_updates"]
+    dat = plan.nat.train_options(TEACHER, "dat.distilled")
+    assert dat["max_update"] == plan.config["nat"]["model_overrides"]["dat"]["max_update"]
     assert dat["user_dir"].endswith("fairseq_ext") and dat["max_tokens"] == 2048  # recipe
-    oaxe = plan.nat_train_options(TEACHER, "cmlm_oaxe.distilled")
+    oaxe = plan.nat.train_options(TEACHER, "cmlm_oaxe.distilled")
     assert oaxe["criterion"] == "phenomt_oaxe"
     assert oaxe["finetune_from_model"] == f"{NAT}/cmlm.distilled/model.pt"  # same data
-    assert plan.nat_base_checkpoints(TEACHER, "glat_oaxe.raw") == [f"{NAT}/glat.raw/model.pt"]
-    assert plan.nat_base_checkpoints(TEACHER, "glat.raw") == []
-    assert plan.nat_base_checkpoints(TEACHER, "ar") == []
+    assert plan.nat.base_checkpoints(TEACHER, "glat_oaxe.raw") == [f"{NAT}/glat.raw/model.pt"]
+    assert plan.nat.base_checkpoints(TEACHER, "glat.raw") == []
+    assert plan.nat.base_checkpoints(TEACHER, "ar") == []
 
 
 def test_paper_scale_update_freq_follows_an_overridden_token_budget(config):
     plan = with_nat(config, scale="paper", training={"max_tokens": 4096},
                     resources={"gpu": 2}, model_overrides={})
-    options = plan.nat_train_options(TEACHER, "cmlm.raw")
+    options = plan.nat.train_options(TEACHER, "cmlm.raw")
     assert options["update_freq"] == math.ceil(480_000 / (4096 * 2)) == 59
     fixed = with_nat(config, scale="paper", training={"max_tokens": 4096, "update_freq": 3},
                      model_overrides={})
-    assert fixed.nat_train_options(TEACHER, "cmlm.raw")["update_freq"] == 3
+    assert fixed.nat.train_options(TEACHER, "cmlm.raw")["update_freq"] == 3
 
 
 def test_training_uses_every_gpu_and_decoding_one(config):
     plan = with_nat(config, resources={"gpu": 8, "mem_mb": 1000},
                     model_resources={"dat": {"mem_mb": 2000}})
-    assert plan.nat_resources("cmlm.raw") == {"gpu": 8, "mem_mb": 1000, "runtime": 240}
-    assert plan.nat_resources("dat.raw")["mem_mb"] == 2000
-    assert plan.nat_resources("dat.raw", decoding=True)["gpu"] == 1
-    assert plan.nat_resources("ar", decoding=True)["gpu"] == 1
-    assert Plan(config).nat_resources("ar", decoding=True)["gpu"] == 0
+    assert plan.nat.resources("cmlm.raw") == {"gpu": 8, "mem_mb": 1000, "runtime": 240,
+                                               "threads": 1}
+    assert plan.nat.resources("dat.raw")["mem_mb"] == 2000
+    assert plan.nat.resources("dat.raw", decoding=True)["gpu"] == 1
+    assert plan.nat.resources("ar", decoding=True)["gpu"] == 1
+    assert Plan(config).nat.resources("ar", decoding=True)["gpu"] == 0
 
 
 def test_decode_options(plan):
-    ar = plan.nat_decode_options(TEACHER, "ar")
-    assert ar == plan.model(TEACHER)["decode"] and ar["beam"] == 5
-    cmlm = plan.nat_decode_options(TEACHER, "cmlm.raw")
+    ar = plan.nat.decode_options(TEACHER, "ar")
+    assert ar == plan.models.decode_options(TEACHER) and ar["beam"] == 5
+    cmlm = plan.nat.decode_options(TEACHER, "cmlm.raw")
     assert cmlm["iter_decode_max_iter"] == 0 and cmlm["iter_decode_with_beam"] == 5
-    assert cmlm["batch_size"] == plan.nat["decode"]["batch_size"]
-    assert plan.nat_decode_options(TEACHER, "glat.raw")["iter_decode_with_beam"] == 1
-    assert "greedy" in plan.nat_decode_options(TEACHER, "dat.raw")["model_overrides"]
+    assert cmlm["batch_size"] == plan.config["nat"]["decode"]["batch_size"]
+    assert plan.nat.decode_options(TEACHER, "glat.raw")["iter_decode_with_beam"] == 1
+    assert "greedy" in plan.nat.decode_options(TEACHER, "dat.raw")["model_overrides"]
     # the teacher's decoding with nat.distill over it (greedy with a length cap by default)
-    distill = plan.nat_distill_options(TEACHER)
-    assert distill == {**plan.model(TEACHER)["decode"], **plan.nat["distill"]}
+    distill = plan.nat.distill_options(TEACHER)
+    assert distill == {**plan.models.decode_options(TEACHER), **plan.config["nat"]["distill"]}
     assert distill["beam"] == 1 and distill["max_len_a"] == 1.2
 
 
@@ -123,47 +124,47 @@ def test_redundancy_settings_follow_the_target_language(config):
     config["models"]["transformer.en-zh"] = {
         **config["models"]["transformer.zh-en"], "src": "en", "tgt": "zh"}
     plan = with_nat(config, teacher=[TEACHER, "transformer.en-zh"])
-    plan.check_nat()
-    english = plan.nat_redundancy_options(TEACHER)
+    plan.check()
+    english = plan.nat.redundancy_options(TEACHER)
     assert english["stopword_count"] == 10
     assert english["stopword_corpus"] == f"results/models/{TEACHER}/data/train.bpe.tgt"
     assert english["embeddings"] == f"results/models/{TEACHER}/model.pt"
     assert english["embeddings_dict"] == f"results/models/{TEACHER}/bin/dict.tgt.txt"
-    assert plan.nat_redundancy_options("transformer.en-zh")["stopword_count"] == 3
-    args = plan.nat_redundancy_args("transformer.en-zh")
+    assert plan.nat.redundancy_options("transformer.en-zh")["stopword_count"] == 3
+    args = plan.nat.redundancy_args("transformer.en-zh")
     assert "--stopword-count 3" in args and "--threshold 0.8" in args
 
 
 def test_results_tables_pair_bleu_and_redundancy_files(plan):
-    scores = plan.nat_table_scores("5")
+    scores = plan.nat.table_scores("5")
     assert len(scores) == 1 + len(NAT_MODELS)  # AR, then every model on distilled data
     bleu, redundancy = scores[0]
     assert bleu == f"{NAT}/ar/scores/newstest2013.de-en.bleu.json"
     assert redundancy == f"{NAT}/ar/scores/newstest2013.de-en.redundancy.json"
     assert all(".distilled/" in b for b, _ in scores[1:])
-    assert all(".raw/" in b for b, _ in plan.nat_table_scores("10")[1:])
-    assert plan.nat_table_selections("10")[0] == f"{NAT}/cmlm.raw/average.json"
-    assert plan.nat_bleu_meta(TEACHER, "dat.raw", "newstest2013.de-en").split() == [
+    assert all(".raw/" in b for b, _ in plan.nat.table_scores("10")[1:])
+    assert plan.nat.table_selections("10")[0] == f"{NAT}/cmlm.raw/average.json"
+    assert plan.nat.bleu_meta(TEACHER, "dat.raw", "newstest2013.de-en").split() == [
         f"teacher={TEACHER}", "system=dat.raw", "model=dat", "data=raw",
         "testset=newstest2013.de-en", "direction=de-en"]
 
 
 def test_one_data_condition_gives_one_results_table(config):
     plan = with_nat(config, data=["raw"])
-    assert plan.nat_result_tables() == ["10"]
-    assert plan.nat_speed_systems() == ["ar", *(f"{m}.raw" for m in NAT_MODELS)]
-    assert not any("nat_table5" in t for t in plan.nat_tables())
+    assert plan.nat.result_tables() == ["10"]
+    assert plan.nat.speed_systems() == ["ar", *(f"{m}.raw" for m in NAT_MODELS)]
+    assert not any("nat_table5" in t for t in plan.nat.tables())
 
 
 def test_speed_settings(plan):
-    assert plan.nat_speed_data() == "distilled"
-    assert plan.nat_speed_systems()[0] == "ar" and len(plan.nat_speed_systems()) == 6
-    assert plan.nat_speed_corpus(TEACHER) == "newstest2013.de-en"
-    assert "first 200 sentences" in plan.nat_speed_notes()[0]
+    assert plan.nat.speed_data() == "distilled"
+    assert plan.nat.speed_systems()[0] == "ar" and len(plan.nat.speed_systems()) == 6
+    assert plan.nat.speed_corpus(TEACHER) == "newstest2013.de-en"
+    assert "first 200 sentences" in plan.nat.speed_notes()[0]
 
 
 def test_scale_notes_state_updates_and_size(plan):
-    notes = " ".join(plan.nat_scale_notes())
+    notes = " ".join(plan.nat.scale_notes())
     assert "CMLM 200 updates" in notes and "DAT 40 updates" in notes
     assert "CMLM+OaXE 50 fine-tuning updates" in notes
     assert "2+2 layers, 128 dimensions" in notes and "best 2" in notes
@@ -175,42 +176,41 @@ def test_scale_notes_state_updates_and_size(plan):
     ({"teacher": [TEACHER, TEACHER]}, "same direction"),
     ({"data": ["raw"], "speed": {"data": "distilled"}}, "speed.data"),
     ({"speed": {"corpus": "newstest2020.de-en"}}, "not a test set"),
-    ({"average": 0}, "must be >= 1"),
     ({"annotations": {"file": "a.tsv", "hyp": {"s": "s.txt"}, "teacher": "nope"}},
      "undeclared teacher"),
 ])
 def test_check_catches_bad_nat_sections(config, change, message):
     with pytest.raises(ValueError, match=message):
-        with_nat(config, **change).check_nat()
+        with_nat(config, **change).check()
 
 
 def test_no_nat_section_means_no_tables(config):
     config = copy.deepcopy(config)
     del config["nat"]
     plan = Plan(config)
-    plan.check_nat()
-    assert plan.nat_tables() == [] and plan.nat_scale_notes() == []
+    plan.check()
+    assert plan.nat.tables() == [] and plan.nat.scale_notes() == []
 
 
 def test_agreement_inputs_and_arguments(config):
     plan = with_nat(config, annotations={
         "file": "ann.tsv", "vectors": "vec.txt", "src": "src.txt",
         "hyp": {"cmlm": "cmlm.txt", "dat": "dat.txt"}})
-    assert "results/tables/nat_agreement.md" in plan.nat_tables()
-    files = plan.nat_agreement_inputs()
+    assert "results/tables/nat_agreement.md" in plan.nat.tables()
+    files = plan.nat.agreement_inputs()
     assert files == {"annotations": "ann.tsv", "hyps": ["cmlm.txt", "dat.txt"],
                      "src": "src.txt", "embeddings": "vec.txt"}
-    args = plan.nat_agreement_args()
+    args = plan.nat.agreement_args()
     assert "--hyp cmlm=cmlm.txt --hyp dat=dat.txt" in args and "--threshold 0.8" in args
     assert "--stopword-count" not in args  # stopwords come only with a teacher
-    assert plan.nat_agreement_file_args(files) == "--src src.txt --embeddings vec.txt"
+    assert plan.nat.agreement_file_args(files) == "--src src.txt --embeddings vec.txt"
     with_teacher = with_nat(config, annotations={
         "file": "ann.tsv", "teacher": TEACHER, "hyp": {"cmlm": "cmlm.txt"}})
-    files = with_teacher.nat_agreement_inputs()
+    files = with_teacher.nat.agreement_inputs()
     assert files["dicts"] == f"results/models/{TEACHER}/bin"
-    assert with_teacher.nat_agreement_file_args(files).endswith(
+    assert with_teacher.nat.agreement_file_args(files).endswith(
         f"--embeddings-dict results/models/{TEACHER}/bin/dict.tgt.txt")
-    assert "--stopword-count 10" in with_teacher.nat_agreement_args()
+    assert "--stopword-count 10" in with_teacher.nat.agreement_args()
 
 
 def test_schema_accepts_the_nat_section_and_rejects_unknown_models(config):
@@ -223,3 +223,16 @@ def test_schema_accepts_the_nat_section_and_rejects_unknown_models(config):
     bad["nat"]["models"] = ["cmlm", "levenshtein"]
     with pytest.raises(WorkflowError):
         validate(bad, schema)
+    bad = copy.deepcopy(config)
+    bad["nat"]["average"] = 0
+    with pytest.raises(WorkflowError):
+        validate(bad, schema)
+
+
+def test_the_schema_lists_the_nat_models_of_the_recipes():
+    """One list of NAT models: the schema's enum and default are the recipes' list."""
+    import yaml
+
+    schema = yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    assert schema["$defs"]["nat_model"]["enum"] == list(NAT_MODELS)
+    assert schema["properties"]["nat"]["properties"]["models"]["default"] == list(NAT_MODELS)

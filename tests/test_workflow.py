@@ -18,10 +18,11 @@ from tests.conftest import ROOT
 
 SNAKEMAKE = shutil.which("snakemake", path=str(Path(sys.executable).parent)) or "snakemake"
 PAPER_CONFIGS = sorted((ROOT / "config" / "papers").glob("*.yaml"))
+TINY_CONFIG = ROOT / ".test" / "config" / "tiny.yaml"
 
 
 def run_snakemake(*args: str, cwd: Path = ROOT, timeout: int = 900):
-    cmd = [SNAKEMAKE, "--snakefile", str(ROOT / "Snakefile"), *args]
+    cmd = [SNAKEMAKE, "--snakefile", str(ROOT / "workflow" / "Snakefile"), *args]
     # Rules call `phenomt` and fairseq's scripts: put this interpreter's bin/ first on PATH.
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
@@ -33,11 +34,13 @@ def test_lint_is_clean():
     assert "Lints for" not in result.stdout + result.stderr, result.stdout + result.stderr
 
 
-@pytest.mark.parametrize("config", [ROOT / "config" / "config.yaml", *PAPER_CONFIGS],
+@pytest.mark.parametrize("config", [ROOT / "config" / "config.yaml", TINY_CONFIG,
+                                    *PAPER_CONFIGS],
                          ids=lambda p: p.name)
 def test_dry_run_builds_dag_quickly(config, tmp_path):
     # CPU time of the snakemake process, not wall time, so a busy machine does not fail it;
     # benchmarks/dag_times.py prints the wall times.
+    (tmp_path / "tests").symlink_to(ROOT / "tests")  # the tiny config reads tests/data
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     result = run_snakemake("-n", "--configfile", str(config), "--directory", str(tmp_path))
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -57,49 +60,9 @@ def test_invalid_config_is_rejected(tmp_path):
 
 
 def tiny_config(tmp_path: Path) -> Path:
-    """The default config cut down to a few hundred sentences and ~50 updates per model."""
-    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-    config["outdir"] = str(tmp_path / "results")
-    config["resources_dir"] = str(tmp_path / "resources")
-    models = config["models"]
-    models["transformer.de-en"]["train"] = ["newstest2011.de-en", "multi30k.train"]
-    models["transformer.en-de"]["train"] = ["newstest2011.de-en", "multi30k.train"]
-    del models["transformer.zh-en"]  # Chinese text processing is still covered by the stats
-    used = {c for m in models.values() for c in [*m["train"], m["valid"], *m["test"]]}
-    config["ldd"]["align"]["extra"] = ["multi30k.train"]
-    config["ldd"]["control"].update(draws=20, bins=["eq1"])
-    config["ldd"]["parse_shards"] = 1
-    loc = config["locality"]
-    loc.update(n_test=10, n_valid=5, runs=[
-        {"setting": "perposemb", "pos_emb": "learned", "arch": "transformer"},
-        {"setting": "regular", "pos_emb": "none", "arch": "lstm"}])
-    loc["training"].update(max_update=10, log_interval=5)
-    loc["decode"]["max_len_b"] = 30  # an untrained model may never emit </s>
-    keep = used | {"books.de-en", "iwslt14.test", "newstest2020.zh-en"}
-    config["corpora"] = {k: v for k, v in config["corpora"].items() if k in keep}
-    for name, corpus in config["corpora"].items():
-        corpus["limit"] = 300 if name in used and corpus["split"] == "train" else 60
-    for model in models.values():
-        model["bpe"] = {"merges": 500}
-    config["defaults"]["training"].update(max_update=50, warmup_updates=10, log_interval=10)
-    config["defaults"]["decode"].update(batch_size=32, max_len_b=60)
-    # NAT: every model, 1-layer 32-dimensional, a few updates
-    data = ROOT / "tests" / "data" / "redundancy"
-    config["nat"].update(speed={
-        "sentences": 10, "batch_sizes": [1, 10], "exclusive": True}, annotations={
-        "file": str(data / "annotations.tsv"), "vectors": str(data / "vectors.txt"),
-        "hyp": {"sys_a": str(data / "sys_a.hyp"), "sys_b": str(data / "sys_b.hyp")}})
-    config["nat"]["training"] = {
-        "encoder_layers": 1, "decoder_layers": 1, "encoder_embed_dim": 32,
-        "decoder_embed_dim": 32, "encoder_ffn_embed_dim": 64, "decoder_ffn_embed_dim": 64,
-        "encoder_attention_heads": 2, "decoder_attention_heads": 2, "max_tokens": 1024,
-        "max_update": 4, "warmup_updates": 2, "save_interval_updates": 2, "log_interval": 2}
-    config["nat"]["model_overrides"] = {
-        "cmlm_oaxe": {"max_update": 2}, "glat_oaxe": {"max_update": 2}, "dat": {
-        "max_update": 2, "max_tokens": 512, "disable_validation": True}}
-    path = tmp_path / "tiny.yaml"
-    path.write_text(yaml.safe_dump(config, sort_keys=False))
-    return path
+    """The checked-in tiny config, run in ``tmp_path`` (its tests/ paths resolve there)."""
+    (tmp_path / "tests").symlink_to(ROOT / "tests")
+    return TINY_CONFIG
 
 
 def _numbers(csv_path: Path, column: str) -> list[float]:

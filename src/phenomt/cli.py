@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "corpus": ("phenomt.core.corpus", "phenomt.core.stats"),
     "text": ("phenomt.core.text",),
     "bpe": ("phenomt.core.bpe",),
+    "doc": ("phenomt.core.doccontext",),
     "align": ("phenomt.core.align",),
     "parse": ("phenomt.core.parse",),
     "nmt": ("phenomt.core.nmt",),

@@ -3,14 +3,8 @@
 
 rule align_train:
     input:
-        src=lambda w: [
-            PLAN.tok(c, PLAN.direction_langs(w.direction)[0])
-            for c in PLAN.ldd_align_corpora(w.direction)
-        ],
-        tgt=lambda w: [
-            PLAN.tok(c, PLAN.direction_langs(w.direction)[1])
-            for c in PLAN.ldd_align_corpora(w.direction)
-        ],
+        src=lambda w: PLAN.ldd.align_sides(w.direction, "src"),
+        tgt=lambda w: PLAN.ldd.align_sides(w.direction, "tgt"),
     output:
         f"{OUT}/ldd/align/{{direction}}/model/settings.json",
     params:
@@ -22,7 +16,7 @@ rule align_train:
             if len(input.src) > 1
             else ""
         ),
-        iterations=PLAN.ldd.get("align", {}).get("iterations", 5),
+        iterations=lambda w: PLAN.ldd.align_iterations,
     log:
         f"{OUT}/logs/align_train/{{direction}}.log",
     benchmark:
@@ -37,12 +31,8 @@ rule align_train:
 rule align_apply:
     input:
         model=f"{OUT}/ldd/align/{{direction}}/model/settings.json",
-        src=lambda w: PLAN.tok(
-            PLAN.ldd_corpus_name(w.lcorpus), PLAN.direction_langs(w.direction)[0]
-        ),
-        tgt=lambda w: PLAN.tok(
-            PLAN.ldd_corpus_name(w.lcorpus), PLAN.direction_langs(w.direction)[1]
-        ),
+        src=lambda w: PLAN.ldd.source(w.lcorpus, w.direction),
+        tgt=lambda w: PLAN.ldd.target(w.lcorpus, w.direction),
     output:
         forward=f"{OUT}/ldd/align/{{direction}}/{{lcorpus}}.forward",
         backward=f"{OUT}/ldd/align/{{direction}}/{{lcorpus}}.reverse",

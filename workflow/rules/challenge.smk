@@ -3,9 +3,9 @@
 
 rule extract_lexical:
     input:
-        conllu=lambda w: f"{OUT}/ldd/parse/{w.lcorpus}.{PLAN.direction_langs(w.direction)[0]}.conllu",
-        src=lambda w: PLAN.raw(PLAN.ldd_corpus_name(w.lcorpus), PLAN.direction_langs(w.direction)[0]),
-        ref=lambda w: PLAN.raw(PLAN.ldd_corpus_name(w.lcorpus), PLAN.direction_langs(w.direction)[1]),
+        conllu=lambda w: PLAN.ldd.conllu(w.lcorpus, w.direction),
+        src=lambda w: PLAN.ldd.source(w.lcorpus, w.direction, tokenized=False),
+        ref=lambda w: PLAN.ldd.target(w.lcorpus, w.direction, tokenized=False),
     output:
         multiext(
             f"{OUT}/ldd/sets/{{lcorpus}}/{{direction}}/{{phen}}.{{lbin}}",
@@ -16,7 +16,7 @@ rule extract_lexical:
             ".conllu",
         ),
     params:
-        lang=lambda w: PLAN.direction_langs(w.direction)[0],
+        lang=lambda w: PLAN.ldd.source_lang(w.direction),
         bin=lambda w: bin_arguments(w.lbin),
         prefix=lambda w, output: output[0].removesuffix(".src"),
     log:
@@ -31,12 +31,9 @@ rule extract_lexical:
 
 rule extract_reorder:
     input:
-        src=lambda w: PLAN.tok(PLAN.ldd_corpus_name(w.lcorpus), PLAN.direction_langs(w.direction)[0]),
-        tgt=lambda w: PLAN.tok(PLAN.ldd_corpus_name(w.lcorpus), PLAN.direction_langs(w.direction)[1]),
-        alignment=lambda w: (
-            f"{OUT}/ldd/align/{w.direction}/{w.lcorpus}."
-            f"{PLAN.ldd.get('align', {}).get('alignment', 'forward')}"
-        ),
+        src=lambda w: PLAN.ldd.source(w.lcorpus, w.direction),
+        tgt=lambda w: PLAN.ldd.target(w.lcorpus, w.direction),
+        alignment=lambda w: PLAN.ldd.alignment_file(w.lcorpus, w.direction),
     output:
         multiext(
             f"{OUT}/ldd/sets/{{lcorpus}}/{{direction}}/reorder.ge{{dist}}",
@@ -59,19 +56,16 @@ rule extract_reorder:
 
 rule validation_sheet:
     input:
-        [f"{PLAN.ldd_set_prefix(*s)}.ids" for s in PLAN.ldd_all_sets()],
+        PLAN.ldd.all_set_ids(),
     output:
         f"{OUT}/ldd/validation_sheet.tsv",
     params:
-        sets=" ".join(
-            f"{PLAN.ldd_set_key(*s)}={PLAN.ldd_set_prefix(*s)}" for s in PLAN.ldd_all_sets()
-        ),
-        per_set=PLAN.ldd.get("sheet", {}).get("per_set", 20),
-        seed=PLAN.ldd.get("sheet", {}).get("seed", 1),
+        sets=PLAN.ldd.set_assignments(),
+        settings=lambda w: PLAN.ldd.sheet_settings(),
     log:
         f"{OUT}/logs/validation_sheet.log",
     conda:
         ENV
     shell:
-        "phenomt ldd sheet-export --set {params.sets} --per-set {params.per_set}"
-        " --seed {params.seed} --output {output} > {log} 2>&1"
+        "phenomt ldd sheet-export --set {params.sets} {params.settings}"
+        " --output {output} > {log} 2>&1"

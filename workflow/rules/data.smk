@@ -5,7 +5,7 @@ rule fetch:
     output:
         f"{RES}/downloads/{{download}}",
     params:
-        args=lambda w: PLAN.fetch_args(w.download, MIRROR),
+        args=lambda w: PLAN.data.fetch_args(w.download, MIRROR),
     log:
         f"{OUT}/logs/fetch/{{download}}.log",
     conda:
@@ -31,12 +31,12 @@ rule extract_archive:
 # pairs, so the two jobs make the same (deterministic) selection.
 rule prepare_corpus:
     input:
-        lambda w: PLAN.corpus_inputs(w.corpus),
+        lambda w: PLAN.data.corpus_inputs(w.corpus),
     output:
         text=f"{OUT}/data/raw/{{corpus}}.{{lang}}",
         report=f"{OUT}/data/reports/{{corpus}}.{{lang}}.json",
     params:
-        args=lambda w: PLAN.corpus_args(w.corpus),
+        args=lambda w: PLAN.data.corpus_args(w.corpus),
     log:
         f"{OUT}/logs/prepare/{{corpus}}.{{lang}}.log",
     benchmark:
@@ -50,17 +50,15 @@ rule prepare_corpus:
 
 rule corpus_docids:
     input:
-        lambda w: PLAN.corpus_inputs(w.corpus),
+        lambda w: PLAN.data.corpus_inputs(w.corpus),
     output:
         f"{OUT}/data/raw/{{corpus}}.docids",
     params:
-        args=lambda w: PLAN.corpus_args(w.corpus),
-        docids=lambda w: PLAN.docids_source(w.corpus),
-        fmt=lambda w: PLAN.corpus(w.corpus)["docids"]["format"],
+        args=lambda w: PLAN.data.corpus_args(w.corpus),
+        docids=lambda w: PLAN.data.docids_args(w.corpus),
     log:
         f"{OUT}/logs/prepare/{{corpus}}.docids.log",
     conda:
         ENV
     shell:
-        "phenomt corpus docids {params.args} --docids {params.docids}"
-        " --docids-format {params.fmt} --output {output} > {log} 2>&1"
+        "phenomt corpus docids {params.args} {params.docids} --output {output} > {log} 2>&1"

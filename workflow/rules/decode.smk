@@ -12,15 +12,15 @@ rule generate:
         bpe=f"{OUT}/models/{{model}}/hyp/{{part}}.bpe",
         raw=temp(f"{OUT}/models/{{model}}/hyp/{{part}}.txt.generate"),
     params:
-        options=lambda w: json.dumps(PLAN.model(w.model)["decode"]),
-        tgt=lambda w: PLAN.models[w.model]["tgt"],
-        casing=lambda w: PLAN.model(w.model)["casing"],
-        seed=lambda w: PLAN.model(w.model)["seed"],
+        options=lambda w: PLAN.models.decode_options_json(w.model),
+        tgt=lambda w: PLAN.models.tgt(w.model),
+        casing=lambda w: PLAN.models.casing(w.model),
+        seed=lambda w: PLAN.models.seed(w.model),
     threads: 1
     resources:
-        mem_mb=lambda w: PLAN.model(w.model)["resources"].get("mem_mb", 4000),
-        runtime=lambda w: PLAN.model(w.model)["resources"].get("runtime", 120),
-        gpu=lambda w: PLAN.model(w.model)["resources"].get("gpu", 0),
+        mem_mb=lambda w: PLAN.models.resource(w.model, "mem_mb"),
+        runtime=lambda w: PLAN.models.resource(w.model, "runtime"),
+        gpu=lambda w: PLAN.models.resource(w.model, "gpu"),
     log:
         f"{OUT}/logs/generate/{{model}}.{{part}}.log",
     benchmark:
@@ -37,18 +37,17 @@ rule generate:
 rule score_bleu:
     input:
         hyp=f"{OUT}/models/{{model}}/hyp/{{part}}.txt",
-        ref=lambda w: PLAN.raw(w.part, PLAN.models[w.model]["tgt"]),
+        ref=lambda w: PLAN.data.raw(w.part, PLAN.models.tgt(w.model)),
     output:
         f"{OUT}/models/{{model}}/scores/{{part}}.bleu.json",
     params:
-        tokenize=lambda w: PLAN.bleu_tokenizer(w.model),
-        lowercase=lambda w: "--lowercase" if PLAN.bleu_lowercase(w.model) else "",
-        direction=lambda w: f"{PLAN.models[w.model]['src']}-{PLAN.models[w.model]['tgt']}",
+        bleu=lambda w: PLAN.models.bleu_args(w.model),
+        direction=lambda w: PLAN.models.direction(w.model),
     log:
         f"{OUT}/logs/score_bleu/{{model}}.{{part}}.log",
     conda:
         ENV
     shell:
-        "phenomt score bleu --hyp {input.hyp} --ref {input.ref} --tokenize {params.tokenize}"
-        " {params.lowercase} --meta model={wildcards.model} testset={wildcards.part}"
+        "phenomt score bleu --hyp {input.hyp} --ref {input.ref} {params.bleu}"
+        " --meta model={wildcards.model} testset={wildcards.part}"
         " direction={params.direction} --output {output} > {log} 2>&1"

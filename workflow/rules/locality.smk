@@ -5,8 +5,8 @@
 
 rule locality_prepare:
     input:
-        src=PLAN.locality_source("src"),
-        tgt=PLAN.locality_source("tgt"),
+        src=lambda w: PLAN.locality.source("src"),
+        tgt=lambda w: PLAN.locality.source("tgt"),
     output:
         multiext(
             f"{OUT}/locality/data/{{setting}}/",
@@ -20,22 +20,18 @@ rule locality_prepare:
         ),
     params:
         out_dir=lambda w, output: os.path.dirname(output[0]),
-        length=PLAN.locality.get("length", "auto"),
-        n_test=PLAN.locality.get("n_test", 1000),
-        n_valid=PLAN.locality.get("n_valid", 500),
-        seed=PLAN.locality.get("split_seed", 1),
+        settings=lambda w: PLAN.locality.prepare_args(),
     log:
         f"{OUT}/logs/locality_prepare/{{setting}}.log",
     conda:
         ENV
     shell:
         "phenomt locality prepare --src {input.src} --tgt {input.tgt} --src-lang src"
-        " --tgt-lang tgt --setting {wildcards.setting} --length {params.length}"
-        " --n-test {params.n_test} --n-valid {params.n_valid} --seed {params.seed}"
+        " --tgt-lang tgt --setting {wildcards.setting} {params.settings}"
         " --out-dir {params.out_dir} > {log} 2>&1"
 
 
-rule locality_binarize:
+use rule binarize as locality_binarize with:
     input:
         train=f"{OUT}/locality/data/{{setting}}/train.src",
         valid=f"{OUT}/locality/data/{{setting}}/valid.src",
@@ -43,35 +39,28 @@ rule locality_binarize:
     output:
         directory(f"{OUT}/locality/bin/{{setting}}"),
     params:
-        train=lambda w, input: input.train.removesuffix(".src"),
-        valid=lambda w, input: input.valid.removesuffix(".src"),
-        test=lambda w, input: input.test.removesuffix(".src"),
+        args=lambda w: PLAN.locality.binarize_args(w.setting),
+    threads: 1
     log:
         f"{OUT}/logs/locality_binarize/{{setting}}.log",
-    conda:
-        ENV
-    shell:
-        "fairseq-preprocess --source-lang src --target-lang tgt --trainpref {params.train}"
-        " --validpref {params.valid} --testpref {params.test} --destdir {output}"
-        " --workers 1 > {log} 2>&1"
+    benchmark:
+        f"{OUT}/benchmarks/locality_binarize/{{setting}}.tsv"
 
 
 rule locality_train:
     input:
-        data=lambda w: f"{OUT}/locality/bin/{PLAN.parse_locality_run(w.run)['setting']}",
-        info=lambda w: (
-            f"{OUT}/locality/data/{PLAN.parse_locality_run(w.run)['setting']}/locality.json"
-        ),
+        data=lambda w: PLAN.locality.bin_dir(PLAN.locality.setting(w.run)),
+        info=lambda w: f"{PLAN.locality.data_dir(PLAN.locality.setting(w.run))}/locality.json",
     output:
         f"{OUT}/locality/models/{{run}}/model.pt",
     params:
-        options=lambda w: json.dumps(PLAN.locality_train_options(w.run)),
-        seed=lambda w: PLAN.parse_locality_run(w.run)["seed"],
+        options=lambda w: PLAN.locality.train_options_json(w.run),
+        seed=lambda w: PLAN.locality.seed(w.run),
         save_dir=lambda w, output: f"{os.path.dirname(output[0])}/checkpoints",
     resources:
-        mem_mb=PLAN.locality.get("resources", {}).get("mem_mb", 4000),
-        runtime=PLAN.locality.get("resources", {}).get("runtime", 60),
-        gpu=PLAN.locality.get("resources", {}).get("gpu", 0),
+        mem_mb=lambda w: PLAN.locality.resource("mem_mb"),
+        runtime=lambda w: PLAN.locality.resource("runtime"),
+        gpu=lambda w: PLAN.locality.resource("gpu"),
     log:
         f"{OUT}/logs/locality_train/{{run}}.log",
     benchmark:
@@ -86,18 +75,16 @@ rule locality_train:
 
 rule locality_generate:
     input:
-        data=lambda w: f"{OUT}/locality/bin/{PLAN.parse_locality_run(w.run)['setting']}",
+        data=lambda w: PLAN.locality.bin_dir(PLAN.locality.setting(w.run)),
         model=f"{OUT}/locality/models/{{run}}/model.pt",
-        source=lambda w: (
-            f"{OUT}/locality/data/{PLAN.parse_locality_run(w.run)['setting']}/test.src"
-        ),
+        source=lambda w: f"{PLAN.locality.data_dir(PLAN.locality.setting(w.run))}/test.src",
     output:
         f"{OUT}/locality/hyp/{{run}}.txt",
     params:
-        tgt=lambda w: PLAN.models[PLAN.locality["model"]]["tgt"],
-        options=lambda w: json.dumps(PLAN.locality_decode_options(w.run)),
+        tgt=lambda w: PLAN.locality.tgt_lang,
+        options=lambda w: PLAN.locality.decode_options_json(w.run),
     resources:
-        gpu=PLAN.locality.get("resources", {}).get("gpu", 0),
+        gpu=lambda w: PLAN.locality.resource("gpu"),
     log:
         f"{OUT}/logs/locality_generate/{{run}}.log",
     conda:
@@ -114,7 +101,7 @@ rule locality_reference:
     output:
         f"{OUT}/locality/reference.txt",
     params:
-        tgt=lambda w: PLAN.models[PLAN.locality["model"]]["tgt"],
+        tgt=lambda w: PLAN.locality.tgt_lang,
     log:
         f"{OUT}/logs/locality_reference.log",
     conda:
@@ -131,9 +118,7 @@ rule locality_score:
     output:
         f"{OUT}/locality/scores/{{run}}.json",
     params:
-        meta=lambda w: " ".join(
-            f"{k}={v}" for k, v in PLAN.parse_locality_run(w.run).items()
-        ),
+        meta=lambda w: PLAN.locality.meta(w.run),
     log:
         f"{OUT}/logs/locality_score/{{run}}.log",
     conda:
@@ -145,18 +130,13 @@ rule locality_score:
 
 rule table_locality:
     input:
-        scores=[f"{OUT}/locality/scores/{r}.json" for r in PLAN.locality_runs()],
+        scores=PLAN.locality.scores(),
         info=f"{OUT}/locality/data/regular/locality.json",
     output:
         md=f"{OUT}/tables/ldd_table1.md",
         csv=f"{OUT}/tables/ldd_table1.csv",
     params:
-        note=lambda w: (
-            f"Scale: {PLAN.locality.get('training', {}).get('max_update')} updates per run,"
-            f" architectures {PLAN.locality.get('transformer', {}).get('arch')}"
-            f" / {PLAN.locality.get('lstm', {}).get('arch', 'lstm')}, seeds"
-            f" {PLAN.locality.get('seeds', [1])}."
-        ),
+        note=lambda w: PLAN.locality.scale_note(),
     log:
         f"{OUT}/logs/tables/ldd_table1.log",
     conda:

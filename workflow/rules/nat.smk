@@ -4,17 +4,6 @@
 # Paths and settings come from phenomt.plan.nat.
 
 
-wildcard_constraints:
-    teacher="[^/]+",
-    system="ar|(cmlm|cmlm_oaxe|glat|glat_oaxe|dat)\\.(raw|distilled)",
-    natsys="(cmlm|cmlm_oaxe|glat|glat_oaxe|dat)\\.(raw|distilled)",
-    ntable="5|10",
-
-
-PLAN.check_nat()
-NAT_SCALE_NOTES = " ".join(f"--note {shlex.quote(n)}" for n in PLAN.nat_scale_notes())
-
-
 rule nat_distill:
     input:
         data=f"{OUT}/models/{{teacher}}/bin-test/train",
@@ -26,17 +15,17 @@ rule nat_distill:
         text=temp(f"{OUT}/nat/{{teacher}}/distill/train.txt"),
         raw=temp(f"{OUT}/nat/{{teacher}}/distill/train.txt.generate"),
     params:
-        options=lambda w: json.dumps(PLAN.nat_distill_options(w.teacher)),
-        tgt=lambda w: PLAN.models[w.teacher]["tgt"],
-        casing=lambda w: PLAN.model(w.teacher)["casing"],
-        seed=lambda w: PLAN.model(w.teacher)["seed"],
+        options=lambda w: PLAN.nat.distill_options_json(w.teacher),
+        tgt=lambda w: PLAN.models.tgt(w.teacher),
+        casing=lambda w: PLAN.models.casing(w.teacher),
+        seed=lambda w: PLAN.models.seed(w.teacher),
     threads: 1
     # half of the NAT runs wait for it
     priority: 10
     resources:
-        mem_mb=lambda w: PLAN.model(w.teacher)["resources"].get("mem_mb", 4000),
-        runtime=lambda w: PLAN.model(w.teacher)["resources"].get("runtime", 120),
-        gpu=lambda w: PLAN.model(w.teacher)["resources"].get("gpu", 0),
+        mem_mb=lambda w: PLAN.models.resource(w.teacher, "mem_mb"),
+        runtime=lambda w: PLAN.models.resource(w.teacher, "runtime"),
+        gpu=lambda w: PLAN.models.resource(w.teacher, "gpu"),
     log:
         f"{OUT}/logs/nat_distill/{{teacher}}.log",
     benchmark:
@@ -50,45 +39,38 @@ rule nat_distill:
         " --seed {params.seed} --log {log} && cp {input.source} {output.src}"
 
 
-rule nat_binarize_distilled:
+use rule binarize as nat_binarize_distilled with:
     input:
         src=f"{OUT}/nat/{{teacher}}/distill/train.bpe.src",
         tgt=f"{OUT}/nat/{{teacher}}/distill/train.bpe.tgt",
-        valid_src=lambda w: PLAN.bpe_file(w.teacher, PLAN.models[w.teacher]["valid"], "src"),
-        valid_tgt=lambda w: PLAN.bpe_file(w.teacher, PLAN.models[w.teacher]["valid"], "tgt"),
+        valid_src=lambda w: PLAN.nat.valid_source(w.teacher),
+        valid_tgt=lambda w: PLAN.nat.valid_reference(w.teacher),
         dicts=f"{OUT}/models/{{teacher}}/bin",
     output:
         directory(f"{OUT}/nat/{{teacher}}/bin-distilled"),
     params:
-        train=lambda w, input: input.src.removesuffix(".src"),
-        valid=lambda w, input: input.valid_src.removesuffix(".src"),
-    threads: 2
+        args=lambda w: PLAN.nat.binarize_distilled_args(w.teacher),
     log:
         f"{OUT}/logs/nat_binarize/{{teacher}}.log",
-    conda:
-        ENV
-    shell:
-        "fairseq-preprocess --source-lang src --target-lang tgt"
-        " --srcdict {input.dicts}/dict.src.txt --tgtdict {input.dicts}/dict.tgt.txt"
-        " --trainpref {params.train} --validpref {params.valid} --destdir {output}"
-        " --workers {threads} > {log} 2>&1"
+    benchmark:
+        f"{OUT}/benchmarks/nat_binarize/{{teacher}}.tsv"
 
 
 rule nat_train:
     input:
-        data=lambda w: PLAN.nat_system_data_bin(w.teacher, w.natsys),
-        base=lambda w: PLAN.nat_base_checkpoints(w.teacher, w.natsys),
+        data=lambda w: PLAN.nat.system_data_bin(w.teacher, w.natsys),
+        base=lambda w: PLAN.nat.base_checkpoints(w.teacher, w.natsys),
     output:
         f"{OUT}/nat/{{teacher}}/{{natsys}}/trained.pt",
     params:
-        options=lambda w: json.dumps(PLAN.nat_train_options(w.teacher, w.natsys)),
-        seed=PLAN.nat_seed,
+        options=lambda w: PLAN.nat.train_options_json(w.teacher, w.natsys),
+        seed=lambda w: PLAN.nat.seed,
         save_dir=lambda w, output: f"{os.path.dirname(output[0])}/checkpoints",
-    threads: lambda w: PLAN.nat_resources(w.natsys).get("threads", 1)
+    threads: lambda w: PLAN.nat.resource(w.natsys, "threads")
     resources:
-        mem_mb=lambda w: PLAN.nat_resources(w.natsys)["mem_mb"],
-        runtime=lambda w: PLAN.nat_resources(w.natsys)["runtime"],
-        gpu=lambda w: PLAN.nat_resources(w.natsys)["gpu"],
+        mem_mb=lambda w: PLAN.nat.resource(w.natsys, "mem_mb"),
+        runtime=lambda w: PLAN.nat.resource(w.natsys, "runtime"),
+        gpu=lambda w: PLAN.nat.resource(w.natsys, "gpu"),
     log:
         f"{OUT}/logs/nat_train/{{teacher}}.{{natsys}}.log",
     benchmark:
@@ -105,19 +87,19 @@ rule nat_train:
 rule nat_average:
     input:
         trained=f"{OUT}/nat/{{teacher}}/{{natsys}}/trained.pt",
-        data=lambda w: PLAN.nat_system_data_bin(w.teacher, w.natsys),
-        reference=lambda w: PLAN.nat_valid_reference(w.teacher),
+        data=lambda w: PLAN.nat.system_data_bin(w.teacher, w.natsys),
+        reference=lambda w: PLAN.nat.valid_reference(w.teacher),
     output:
         model=f"{OUT}/nat/{{teacher}}/{{natsys}}/model.pt",
         ranking=f"{OUT}/nat/{{teacher}}/{{natsys}}/average.json",
     params:
-        options=lambda w: json.dumps(PLAN.nat_decode_options(w.teacher, w.natsys)),
-        top=PLAN.nat_average,
+        options=lambda w: PLAN.nat.decode_options_json(w.teacher, w.natsys),
+        top=lambda w: PLAN.nat.average,
         checkpoints=lambda w, input: f"{os.path.dirname(input.trained)}/checkpoints",
     resources:
-        mem_mb=lambda w: PLAN.nat_resources(w.natsys, decoding=True)["mem_mb"],
-        runtime=lambda w: PLAN.nat_resources(w.natsys, decoding=True)["runtime"],
-        gpu=lambda w: PLAN.nat_resources(w.natsys, decoding=True)["gpu"],
+        mem_mb=lambda w: PLAN.nat.resource(w.natsys, "mem_mb", decoding=True),
+        runtime=lambda w: PLAN.nat.resource(w.natsys, "runtime", decoding=True),
+        gpu=lambda w: PLAN.nat.resource(w.natsys, "gpu", decoding=True),
     log:
         f"{OUT}/logs/nat_average/{{teacher}}.{{natsys}}.log",
     benchmark:
@@ -141,15 +123,15 @@ rule nat_generate:
         bpe=f"{OUT}/nat/{{teacher}}/{{natsys}}/hyp/{{corpus}}.bpe",
         raw=temp(f"{OUT}/nat/{{teacher}}/{{natsys}}/hyp/{{corpus}}.txt.generate"),
     params:
-        options=lambda w: json.dumps(PLAN.nat_decode_options(w.teacher, w.natsys)),
-        tgt=lambda w: PLAN.models[w.teacher]["tgt"],
-        casing=lambda w: PLAN.model(w.teacher)["casing"],
-        seed=PLAN.nat_seed,
+        options=lambda w: PLAN.nat.decode_options_json(w.teacher, w.natsys),
+        tgt=lambda w: PLAN.models.tgt(w.teacher),
+        casing=lambda w: PLAN.models.casing(w.teacher),
+        seed=lambda w: PLAN.nat.seed,
     threads: 1
     resources:
-        mem_mb=lambda w: PLAN.nat_resources(w.natsys, decoding=True)["mem_mb"],
-        runtime=lambda w: PLAN.nat_resources(w.natsys, decoding=True)["runtime"],
-        gpu=lambda w: PLAN.nat_resources(w.natsys, decoding=True)["gpu"],
+        mem_mb=lambda w: PLAN.nat.resource(w.natsys, "mem_mb", decoding=True),
+        runtime=lambda w: PLAN.nat.resource(w.natsys, "runtime", decoding=True),
+        gpu=lambda w: PLAN.nat.resource(w.natsys, "gpu", decoding=True),
     log:
         f"{OUT}/logs/nat_generate/{{teacher}}.{{natsys}}.{{corpus}}.log",
     benchmark:
@@ -166,26 +148,25 @@ rule nat_generate:
 # The AR row (system "ar") scores the teacher's own test-set translations.
 rule nat_score_bleu:
     input:
-        hyp=lambda w: PLAN.nat_hyp(w.teacher, w.system, w.corpus, "txt"),
-        ref=lambda w: PLAN.raw(w.corpus, PLAN.models[w.teacher]["tgt"]),
+        hyp=lambda w: PLAN.nat.hyp(w.teacher, w.system, w.corpus, "txt"),
+        ref=lambda w: PLAN.data.raw(w.corpus, PLAN.models.tgt(w.teacher)),
     output:
         f"{OUT}/nat/{{teacher}}/{{system}}/scores/{{corpus}}.bleu.json",
     params:
-        tokenize=lambda w: PLAN.bleu_tokenizer(w.teacher),
-        lowercase=lambda w: "--lowercase" if PLAN.bleu_lowercase(w.teacher) else "",
-        meta=lambda w: PLAN.nat_bleu_meta(w.teacher, w.system, w.corpus),
+        bleu=lambda w: PLAN.models.bleu_args(w.teacher),
+        meta=lambda w: PLAN.nat.bleu_meta(w.teacher, w.system, w.corpus),
     log:
         f"{OUT}/logs/nat_score_bleu/{{teacher}}.{{system}}.{{corpus}}.log",
     conda:
         ENV
     shell:
-        "phenomt score bleu --hyp {input.hyp} --ref {input.ref} --tokenize {params.tokenize}"
-        " {params.lowercase} --meta {params.meta} --output {output} > {log} 2>&1"
+        "phenomt score bleu --hyp {input.hyp} --ref {input.ref} {params.bleu}"
+        " --meta {params.meta} --output {output} > {log} 2>&1"
 
 
 rule nat_score_redundancy:
     input:
-        hyp=lambda w: PLAN.nat_hyp(w.teacher, w.system, w.corpus, "bpe"),
+        hyp=lambda w: PLAN.nat.hyp(w.teacher, w.system, w.corpus, "bpe"),
         src=f"{OUT}/models/{{teacher}}/data/{{corpus}}.bpe.src",
         ref=f"{OUT}/models/{{teacher}}/data/{{corpus}}.bpe.tgt",
         embeddings=f"{OUT}/models/{{teacher}}/model.pt",
@@ -194,7 +175,7 @@ rule nat_score_redundancy:
     output:
         f"{OUT}/nat/{{teacher}}/{{system}}/scores/{{corpus}}.redundancy.json",
     params:
-        settings=lambda w: PLAN.nat_redundancy_args(w.teacher),
+        settings=lambda w: PLAN.nat.redundancy_args(w.teacher),
     log:
         f"{OUT}/logs/nat_score_redundancy/{{teacher}}.{{system}}.{{corpus}}.log",
     benchmark:
@@ -211,13 +192,13 @@ rule nat_score_redundancy:
 # Decoding speed on the first nat.speed.sentences sentences of a test set.
 rule nat_speed_subset:
     input:
-        src=lambda w: PLAN.bpe_file(w.teacher, PLAN.nat_speed_corpus(w.teacher), "src"),
-        tgt=lambda w: PLAN.bpe_file(w.teacher, PLAN.nat_speed_corpus(w.teacher), "tgt"),
+        src=lambda w: PLAN.nat.speed_source(w.teacher, "src"),
+        tgt=lambda w: PLAN.nat.speed_source(w.teacher, "tgt"),
     output:
         src=f"{OUT}/nat/{{teacher}}/speed/test.bpe.src",
         tgt=f"{OUT}/nat/{{teacher}}/speed/test.bpe.tgt",
     params:
-        sentences=PLAN.nat_speed["sentences"],
+        sentences=lambda w: PLAN.nat.speed_sentences,
     log:
         f"{OUT}/logs/nat_speed_subset/{{teacher}}.log",
     conda:
@@ -227,7 +208,7 @@ rule nat_speed_subset:
         " head -n {params.sentences} {input.tgt} > {output.tgt}) 2> {log}"
 
 
-rule nat_speed_binarize:
+use rule binarize as nat_speed_binarize with:
     input:
         src=f"{OUT}/nat/{{teacher}}/speed/test.bpe.src",
         tgt=f"{OUT}/nat/{{teacher}}/speed/test.bpe.tgt",
@@ -235,15 +216,12 @@ rule nat_speed_binarize:
     output:
         directory(f"{OUT}/nat/{{teacher}}/speed/bin"),
     params:
-        prefix=lambda w, input: input.src.removesuffix(".src"),
+        args=lambda w: PLAN.nat.speed_binarize_args(w.teacher),
+    threads: 1
     log:
         f"{OUT}/logs/nat_speed_binarize/{{teacher}}.log",
-    conda:
-        ENV
-    shell:
-        "fairseq-preprocess --source-lang src --target-lang tgt"
-        " --srcdict {input.dicts}/dict.src.txt --tgtdict {input.dicts}/dict.tgt.txt"
-        " --testpref {params.prefix} --destdir {output} --workers 1 > {log} 2>&1"
+    benchmark:
+        f"{OUT}/benchmarks/nat_speed_binarize/{{teacher}}.tsv"
 
 
 # With nat.speed.exclusive, a measurement reserves every local core, so no other job of the
@@ -252,20 +230,20 @@ rule nat_speed:
     input:
         data=f"{OUT}/nat/{{teacher}}/speed/bin",
         source=f"{OUT}/nat/{{teacher}}/speed/test.bpe.src",
-        model=lambda w: PLAN.nat_checkpoint(w.teacher, w.system),
+        model=lambda w: PLAN.nat.checkpoint(w.teacher, w.system),
     output:
         f"{OUT}/nat/{{teacher}}/speed/{{system}}.json",
     params:
-        options=lambda w: json.dumps(PLAN.nat_decode_options(w.teacher, w.system)),
-        batch_sizes=" ".join(str(b) for b in PLAN.nat_speed["batch_sizes"]),
-        model=lambda w: w.system.split(".")[0],
-        data=lambda w: "raw" if w.system == "ar" else w.system.split(".")[1],
-        direction=lambda w: PLAN.nat_direction(w.teacher),
-    threads: workflow.cores if PLAN.nat_speed.get("exclusive") else 1
+        options=lambda w: PLAN.nat.decode_options_json(w.teacher, w.system),
+        batch_sizes=lambda w: PLAN.nat.speed_batch_sizes(),
+        model=lambda w: PLAN.nat.model_name(w.system),
+        data=lambda w: PLAN.nat.data_name(w.system),
+        direction=lambda w: PLAN.nat.direction(w.teacher),
+    threads: lambda w: workflow.cores if PLAN.nat.speed_exclusive else 1
     resources:
-        mem_mb=lambda w: PLAN.nat_resources(w.system, decoding=True)["mem_mb"],
-        runtime=lambda w: PLAN.nat_resources(w.system, decoding=True)["runtime"],
-        gpu=lambda w: PLAN.nat_resources(w.system, decoding=True)["gpu"],
+        mem_mb=lambda w: PLAN.nat.resource(w.system, "mem_mb", decoding=True),
+        runtime=lambda w: PLAN.nat.resource(w.system, "runtime", decoding=True),
+        gpu=lambda w: PLAN.nat.resource(w.system, "gpu", decoding=True),
     log:
         f"{OUT}/logs/nat_speed/{{teacher}}.{{system}}.log",
     benchmark:
@@ -283,16 +261,16 @@ rule nat_speed:
 # Tables 5 (distilled data) and 10 (raw data).
 rule nat_table_results:
     input:
-        scores=lambda w: [f for pair in PLAN.nat_table_scores(w.ntable) for f in pair],
-        selections=lambda w: PLAN.nat_table_selections(w.ntable),
-        cards=[f"{OUT}/models/{t}/card.json" for t in PLAN.nat_teachers],
+        scores=lambda w: PLAN.nat.table_score_files(w.ntable),
+        selections=lambda w: PLAN.nat.table_selections(w.ntable),
+        cards=PLAN.nat.teacher_cards(),
     output:
         md=f"{OUT}/tables/nat_table{{ntable}}.md",
         csv=f"{OUT}/tables/nat_table{{ntable}}.csv",
     params:
-        scores=lambda w: " ".join(f"{b}={r}" for b, r in PLAN.nat_table_scores(w.ntable)),
-        paper=json.dumps(PLAN.nat.get("paper") or {}),
-        notes=NAT_SCALE_NOTES,
+        scores=lambda w: PLAN.nat.table_score_args(w.ntable),
+        paper=lambda w: PLAN.nat.paper_json(),
+        notes=lambda w: PLAN.nat.scale_note_args(),
     log:
         f"{OUT}/logs/tables/nat_table{{ntable}}.log",
     conda:
@@ -305,15 +283,12 @@ rule nat_table_results:
 
 rule nat_table_speed:
     input:
-        [PLAN.nat_speed_json(t, s) for t in PLAN.nat_teachers for s in PLAN.nat_speed_systems()],
+        PLAN.nat.all_speeds(),
     output:
         md=f"{OUT}/tables/nat_speed.md",
         csv=f"{OUT}/tables/nat_speed.csv",
     params:
-        notes=" ".join(
-            f"--note {shlex.quote(n)}"
-            for n in [*PLAN.nat_speed_notes(), *PLAN.nat_scale_notes()]
-        ),
+        notes=lambda w: PLAN.nat.speed_note_args(),
     log:
         f"{OUT}/logs/tables/nat_speed.log",
     conda:
@@ -326,12 +301,12 @@ rule nat_table_speed:
 # Agreement with human annotations (paper Tables 4 and 9), when nat.annotations is set.
 rule nat_agreement:
     input:
-        unpack(lambda w: PLAN.nat_agreement_inputs()),
+        unpack(lambda w: PLAN.nat.agreement_inputs()),
     output:
         f"{OUT}/nat/agreement.json",
     params:
-        settings=lambda w: PLAN.nat_agreement_args(),
-        files=lambda w, input: PLAN.nat_agreement_file_args(
+        settings=lambda w: PLAN.nat.agreement_args(),
+        files=lambda w, input: PLAN.nat.agreement_file_args(
             {k: getattr(input, k) for k in input.keys() if k not in ("annotations", "hyps")}
         ),
     log:
@@ -350,7 +325,7 @@ rule nat_table_agreement:
         md=f"{OUT}/tables/nat_agreement.md",
         csv=f"{OUT}/tables/nat_agreement.csv",
     params:
-        note=lambda w: f"Annotations: {PLAN.nat['annotations']['file']}.",
+        note=lambda w: PLAN.nat.agreement_note(),
     log:
         f"{OUT}/logs/tables/nat_agreement.log",
     conda:

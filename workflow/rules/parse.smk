@@ -1,16 +1,14 @@
 # UD parsing with UDPipe 1: scatter the tokenized source, parse shards, gather.
 
-PARSE_SHARDS = int(PLAN.ldd.get("parse_shards", 2))
-
 
 rule parse_scatter:
     input:
-        lambda w: PLAN.tok(PLAN.ldd_corpus_name(w.lcorpus), w.lang),
+        lambda w: PLAN.ldd.parse_input(w.lcorpus, w.lang),
     output:
         temp(
             expand(
                 f"{OUT}/ldd/parse/shards/{{{{lcorpus}}}}.{{{{lang}}}}.{{shard}}.txt",
-                shard=range(PARSE_SHARDS),
+                shard=range(PLAN.ldd.parse_shards),
             )
         ),
     log:
@@ -24,7 +22,7 @@ rule parse_scatter:
 rule parse_shard:
     input:
         text=f"{OUT}/ldd/parse/shards/{{lcorpus}}.{{lang}}.{{shard}}.txt",
-        model=lambda w: f"{RES}/downloads/{PLAN.ldd['udpipe'][w.lang]}",
+        model=lambda w: PLAN.ldd.udpipe_model(w.lang),
     output:
         temp(f"{OUT}/ldd/parse/shards/{{lcorpus}}.{{lang}}.{{shard}}.conllu"),
     log:
@@ -34,14 +32,15 @@ rule parse_shard:
     conda:
         ENV
     shell:
-        "phenomt parse run --model {input.model} --input {input.text} --output {output} > {log} 2>&1"
+        "phenomt parse run --model {input.model} --input {input.text} --output {output}"
+        " > {log} 2>&1"
 
 
 rule parse_gather:
     input:
         expand(
             f"{OUT}/ldd/parse/shards/{{{{lcorpus}}}}.{{{{lang}}}}.{{shard}}.conllu",
-            shard=range(PARSE_SHARDS),
+            shard=range(PLAN.ldd.parse_shards),
         ),
     output:
         f"{OUT}/ldd/parse/{{lcorpus}}.{{lang}}.conllu",
@@ -56,16 +55,14 @@ rule parse_gather:
 rule udpipe_train:
     """Train a UDPipe model from CoNLL-U treebanks: `snakemake <outdir>/udpipe/<name>.udpipe`.
 
-    Treebanks come from `udpipe_training.<name>` in the config (download ids).
+    Treebanks come from `ldd.udpipe_training.<name>` in the config (download ids).
     """
     input:
-        lambda w: [
-            f"{RES}/downloads/{d}" for d in PLAN.ldd["udpipe_training"][w.name]["treebanks"]
-        ],
+        lambda w: PLAN.ldd.udpipe_treebanks(w.name),
     output:
         f"{OUT}/udpipe/{{name}}.udpipe",
     params:
-        iterations=lambda w: PLAN.ldd["udpipe_training"][w.name].get("iterations", 10),
+        iterations=lambda w: PLAN.ldd.udpipe_iterations(w.name),
     log:
         f"{OUT}/logs/udpipe_train/{{name}}.log",
     benchmark:

@@ -5,38 +5,29 @@
 
 rule ldd_score:
     input:
-        unpack(lambda w: PLAN.ldd_set_inputs(w.model, w.lcorpus, w.setname)),
+        unpack(lambda w: PLAN.ldd.set_inputs(w.model, w.lcorpus, w.setname)),
     output:
         f"{OUT}/ldd/scores/{{model}}/{{lcorpus}}/{{setname}}.json",
     params:
-        direction=lambda w: PLAN.ldd_model_direction(w.model),
-        phenomenon=lambda w: w.setname.split(".")[0],
-        bin=lambda w: w.setname.split(".")[1],
+        set=lambda w: PLAN.ldd.set_args(w.model, w.lcorpus, w.setname),
         ids=lambda w, input: f"--ids {input.ids}" if "ids" in input.keys() else "",
-        tokenize=lambda w: PLAN.ldd.get("tokenize", "13a"),
     log:
         f"{OUT}/logs/ldd_score/{{model}}.{{lcorpus}}.{{setname}}.log",
     conda:
         ENV
     shell:
-        "phenomt ldd score --model {wildcards.model} --corpus {wildcards.lcorpus}"
-        " --direction {params.direction} --phenomenon {params.phenomenon} --bin {params.bin}"
-        " --hyp {input.hyp} --ref {input.ref} {params.ids} --tokenize {params.tokenize}"
+        "phenomt ldd score {params.set} --hyp {input.hyp} --ref {input.ref} {params.ids}"
         " --output {output} > {log} 2>&1"
 
 
 rule ldd_control:
     input:
-        unpack(lambda w: PLAN.ldd_set_inputs(w.model, w.lcorpus, w.setname)),
+        unpack(lambda w: PLAN.ldd.set_inputs(w.model, w.lcorpus, w.setname)),
     output:
         f"{OUT}/ldd/control/{{model}}/{{lcorpus}}/{{setname}}.json",
     params:
-        direction=lambda w: PLAN.ldd_model_direction(w.model),
-        phenomenon=lambda w: w.setname.split(".")[0],
-        bin=lambda w: w.setname.split(".")[1],
-        draws=PLAN.ldd.get("control", {}).get("draws", 100),
-        seed=PLAN.ldd.get("control", {}).get("seed", 1),
-        tokenize=lambda w: PLAN.ldd.get("tokenize", "13a"),
+        set=lambda w: PLAN.ldd.set_args(w.model, w.lcorpus, w.setname),
+        settings=lambda w: PLAN.ldd.control_settings(),
     log:
         f"{OUT}/logs/ldd_control/{{model}}.{{lcorpus}}.{{setname}}.log",
     benchmark:
@@ -44,10 +35,8 @@ rule ldd_control:
     conda:
         ENV
     shell:
-        "phenomt ldd control --model {wildcards.model} --corpus {wildcards.lcorpus}"
-        " --direction {params.direction} --phenomenon {params.phenomenon} --bin {params.bin}"
-        " --hyp {input.hyp} --ref {input.ref} --src {input.src_tok} --ids {input.ids}"
-        " --draws {params.draws} --seed {params.seed} --tokenize {params.tokenize}"
+        "phenomt ldd control {params.set} --hyp {input.hyp} --ref {input.ref}"
+        " --src {input.src_tok} --ids {input.ids} {params.settings}"
         " --output {output} > {log} 2>&1"
 
 
@@ -57,7 +46,7 @@ rule tokenize_hypotheses:
     output:
         f"{OUT}/models/{{model}}/hyp-tok/{{part}}.txt",
     params:
-        lang=lambda w: PLAN.models[w.model]["tgt"],
+        lang=lambda w: PLAN.models.tgt(w.model),
     log:
         f"{OUT}/logs/tokenize_hypotheses/{{model}}.{{part}}.log",
     conda:

@@ -3,7 +3,7 @@
 
 rule table_corpus_stats:
     input:
-        PLAN.all_stats(),
+        PLAN.data.all_stats(),
     output:
         md=f"{OUT}/tables/corpus_stats.md",
         csv=f"{OUT}/tables/corpus_stats.csv",
@@ -17,8 +17,8 @@ rule table_corpus_stats:
 
 rule table_bleu:
     input:
-        scores=PLAN.all_bleu(),
-        cards=PLAN.model_cards(),
+        scores=PLAN.models.all_bleu(),
+        cards=PLAN.models.cards(),
     output:
         md=f"{OUT}/tables/bleu.md",
         csv=f"{OUT}/tables/bleu.csv",
@@ -31,39 +31,20 @@ rule table_bleu:
         " --md {output.md} --csv {output.csv} > {log} 2>&1"
 
 
-LDD_NOTES = " ".join(f"--note {shlex.quote(n)}" for n in PLAN.ldd_notes())
-LDD_SIZE_ARGS = {
-    kind: " ".join(
-        f"{PLAN.ldd_set_key(*s)}={PLAN.ldd_set_prefix(*s)}.ids"
-        for s in PLAN.ldd_all_sets()
-        if (s[2].startswith("reorder")) == (kind == "reorder")
-    )
-    for kind in ("reorder", "lexical")
-}
-
-
 rule table_ldd_sizes:
     input:
-        ids=[f"{PLAN.ldd_set_prefix(*s)}.ids" for s in PLAN.ldd_all_sets()],
-        corpora=[
-            PLAN.raw(PLAN.ldd_corpus_name(c), PLAN.direction_langs(d)[0])
-            for c in PLAN.ldd_corpora
-            for d in PLAN.ldd_directions
-        ],
+        ids=PLAN.ldd.all_set_ids(),
+        corpora=PLAN.ldd.corpus_sources(),
     output:
         md2=f"{OUT}/tables/ldd_table2.md",
         csv2=f"{OUT}/tables/ldd_table2.csv",
         md3=f"{OUT}/tables/ldd_table3.md",
         csv3=f"{OUT}/tables/ldd_table3.csv",
     params:
-        reorder=LDD_SIZE_ARGS["reorder"],
-        lexical=LDD_SIZE_ARGS["lexical"],
-        corpora=" ".join(
-            f"{c}/{d}={PLAN.raw(PLAN.ldd_corpus_name(c), PLAN.direction_langs(d)[0])}"
-            for c in PLAN.ldd_corpora
-            for d in PLAN.ldd_directions
-        ),
-        notes=LDD_NOTES,
+        reorder=PLAN.ldd.set_assignments("reorder", ".ids"),
+        lexical=PLAN.ldd.set_assignments("lexical", ".ids"),
+        corpora=PLAN.ldd.corpus_source_args(),
+        notes=PLAN.ldd.note_args(),
     log:
         f"{OUT}/logs/tables/ldd_sizes.log",
     conda:
@@ -72,22 +53,21 @@ rule table_ldd_sizes:
         "(phenomt table ldd-sizes --ids {params.reorder} --corpus {params.corpora}"
         " {params.notes} --md {output.md2} --csv {output.csv2} &&"
         " phenomt table ldd-sizes --ids {params.lexical} --corpus {params.corpora}"
-        " {params.notes}"
-        " --md {output.md3} --csv {output.csv3}) > {log} 2>&1"
+        " {params.notes} --md {output.md3} --csv {output.csv3}) > {log} 2>&1"
 
 
 rule table_ldd_scores:
     input:
-        scores=PLAN.ldd_all_scores(),
-        cards=[f"{OUT}/models/{m}/card.json" for m, _ in PLAN.ldd_models()],
+        scores=PLAN.ldd.all_scores(),
+        cards=PLAN.ldd.scoring_cards(),
     output:
         md=f"{OUT}/tables/ldd_table{{num}}.md",
         csv=f"{OUT}/tables/ldd_table{{num}}.csv",
     wildcard_constraints:
         num="[456]",
     params:
-        kind=lambda w: {"4": "bleu", "5": "distance", "6": "ribes"}[w.num],
-        notes=LDD_NOTES,
+        kind=lambda w: PLAN.ldd.score_table_kind(w.num),
+        notes=PLAN.ldd.note_args(),
     log:
         f"{OUT}/logs/tables/ldd_table{{num}}.log",
     conda:
@@ -99,13 +79,13 @@ rule table_ldd_scores:
 
 rule table_ldd_control:
     input:
-        controls=PLAN.ldd_all_controls(),
-        cards=[f"{OUT}/models/{m}/card.json" for m, _ in PLAN.ldd_models()],
+        controls=PLAN.ldd.all_controls(),
+        cards=PLAN.ldd.scoring_cards(),
     output:
         md=f"{OUT}/tables/ldd_control.md",
         csv=f"{OUT}/tables/ldd_control.csv",
     params:
-        notes=LDD_NOTES,
+        notes=PLAN.ldd.note_args(),
     log:
         f"{OUT}/logs/tables/ldd_control.log",
     conda:
@@ -117,7 +97,7 @@ rule table_ldd_control:
 
 rule table_ldd_validation:
     input:
-        PLAN.ldd.get("sheet", {}).get("filled") or [],
+        PLAN.ldd.filled_sheet,
     output:
         md=f"{OUT}/tables/ldd_validation.md",
         csv=f"{OUT}/tables/ldd_validation.csv",

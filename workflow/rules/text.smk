@@ -7,9 +7,7 @@ rule tokenize:
     output:
         f"{OUT}/data/tok/{{corpus}}.{{lang}}",
     params:
-        pretok=lambda w: (
-            "--pretokenized" if PLAN.corpus(w.corpus).get("pretokenized") else ""
-        ),
+        pretok=lambda w: "--pretokenized" if PLAN.data.pretokenized(w.corpus) else "",
     log:
         f"{OUT}/logs/tokenize/{{corpus}}.{{lang}}.log",
     benchmark:
@@ -23,14 +21,14 @@ rule tokenize:
 
 rule corpus_stats:
     input:
-        lambda w: [PLAN.tok(w.corpus, lang) for lang in PLAN.corpus(w.corpus)["langs"]],
+        lambda w: PLAN.data.tok_sides(w.corpus),
     output:
         f"{OUT}/stats/{{corpus}}.json",
     params:
-        langs=lambda w: PLAN.corpus(w.corpus)["langs"],
-        label=lambda w: PLAN.corpus(w.corpus).get("label", w.corpus),
-        split=lambda w: PLAN.corpus(w.corpus)["split"],
-        paper=lambda w: json.dumps(PLAN.corpus(w.corpus).get("paper") or {}),
+        langs=lambda w: PLAN.data.langs(w.corpus),
+        label=lambda w: PLAN.data.label(w.corpus),
+        split=lambda w: PLAN.data.split(w.corpus),
+        paper=lambda w: PLAN.data.paper_sizes_json(w.corpus),
     log:
         f"{OUT}/logs/stats/{{corpus}}.log",
     conda:
@@ -42,16 +40,8 @@ rule corpus_stats:
 
 rule assemble_train:
     input:
-        train=lambda w: [
-            f
-            for c in PLAN.models[w.model]["train"]
-            for f in PLAN.ordered(c, PLAN.models[w.model]["src"], PLAN.models[w.model]["tgt"])
-        ],
-        heldout=lambda w: [
-            f
-            for c in PLAN.heldout(w.model)
-            for f in PLAN.ordered(c, PLAN.models[w.model]["src"], PLAN.models[w.model]["tgt"])
-        ],
+        train=lambda w: PLAN.models.train_files(w.model),
+        heldout=lambda w: PLAN.models.heldout_files(w.model),
     output:
         src=f"{OUT}/models/{{model}}/data/train.tok.src",
         tgt=f"{OUT}/models/{{model}}/data/train.tok.tgt",
@@ -80,16 +70,12 @@ rule truecase_learn:
 
 rule apply_casing:
     input:
-        text=lambda w: PLAN.tok_input(w.model, w.part, w.side),
-        model=lambda w: (
-            [f"{OUT}/models/{w.model}/data/truecase.{w.side}.model"]
-            if PLAN.model(w.model)["casing"] == "truecase"
-            else []
-        ),
+        text=lambda w: PLAN.models.tok_input(w.model, w.part, w.side),
+        model=lambda w: PLAN.models.truecase_models(w.model, w.side),
     output:
         f"{OUT}/models/{{model}}/data/{{part}}.case.{{side}}",
     params:
-        casing=lambda w: PLAN.model(w.model)["casing"],
+        casing=lambda w: PLAN.models.casing(w.model),
         model=lambda w, input: f"--model {input.model}" if input.model else "",
     log:
         f"{OUT}/logs/casing/{{model}}.{{part}}.{{side}}.log",
@@ -102,13 +88,13 @@ rule apply_casing:
 
 rule bpe_learn:
     input:
-        src=lambda w: PLAN.bpe_input(w.model, "train", "src"),
-        tgt=lambda w: PLAN.bpe_input(w.model, "train", "tgt"),
+        src=lambda w: PLAN.models.bpe_input(w.model, "train", "src"),
+        tgt=lambda w: PLAN.models.bpe_input(w.model, "train", "tgt"),
     output:
         f"{OUT}/models/{{model}}/data/bpe.codes",
     params:
-        merges=lambda w: PLAN.model(w.model)["bpe"]["merges"],
-        min_freq=lambda w: PLAN.model(w.model)["bpe"].get("min_frequency", 2),
+        merges=lambda w: PLAN.models.bpe_merges(w.model),
+        min_freq=lambda w: PLAN.models.bpe_min_frequency(w.model),
     log:
         f"{OUT}/logs/bpe_learn/{{model}}.log",
     benchmark:
@@ -122,7 +108,7 @@ rule bpe_learn:
 
 rule bpe_apply:
     input:
-        text=lambda w: PLAN.bpe_input(w.model, w.part, w.side),
+        text=lambda w: PLAN.models.bpe_input(w.model, w.part, w.side),
         codes=f"{OUT}/models/{{model}}/data/bpe.codes",
     output:
         f"{OUT}/models/{{model}}/data/{{part}}.bpe.{{side}}",

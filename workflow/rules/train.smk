@@ -1,17 +1,19 @@
 # Model stage: fairseq binarization and training (resumes from checkpoint_last.pt).
 
 
+# The one binarization rule: the other stages `use` it with their own files. Binarized data
+# always lives where PLAN says (PLAN.models.bin_dir and the like); `nmt binarize` writes to
+# a temporary folder and renames it when done.
 rule binarize:
     input:
         train_src=f"{OUT}/models/{{model}}/data/train.bpe.src",
         train_tgt=f"{OUT}/models/{{model}}/data/train.bpe.tgt",
-        valid_src=lambda w: PLAN.bpe_file(w.model, PLAN.models[w.model]["valid"], "src"),
-        valid_tgt=lambda w: PLAN.bpe_file(w.model, PLAN.models[w.model]["valid"], "tgt"),
+        valid_src=lambda w: PLAN.models.bpe_file(w.model, PLAN.models.valid(w.model), "src"),
+        valid_tgt=lambda w: PLAN.models.bpe_file(w.model, PLAN.models.valid(w.model), "tgt"),
     output:
         directory(f"{OUT}/models/{{model}}/bin"),
     params:
-        train=lambda w, input: input.train_src.removesuffix(".src"),
-        valid=lambda w, input: input.valid_src.removesuffix(".src"),
+        args=lambda w: PLAN.models.binarize_args(w.model),
     threads: 2
     log:
         f"{OUT}/logs/binarize/{{model}}.log",
@@ -20,12 +22,11 @@ rule binarize:
     conda:
         ENV
     shell:
-        "fairseq-preprocess --source-lang src --target-lang tgt --joined-dictionary"
-        " --trainpref {params.train} --validpref {params.valid} --destdir {output}"
-        " --workers {threads} > {log} 2>&1"
+        "phenomt nmt binarize {params.args} --destdir {output} --workers {threads}"
+        " > {log} 2>&1"
 
 
-rule binarize_test:
+use rule binarize as binarize_test with:
     input:
         src=f"{OUT}/models/{{model}}/data/{{part}}.bpe.src",
         tgt=f"{OUT}/models/{{model}}/data/{{part}}.bpe.tgt",
@@ -33,15 +34,12 @@ rule binarize_test:
     output:
         directory(f"{OUT}/models/{{model}}/bin-test/{{part}}"),
     params:
-        prefix=lambda w, input: input.src.removesuffix(".src"),
+        args=lambda w: PLAN.models.binarize_test_args(w.model, w.part),
+    threads: 1
     log:
         f"{OUT}/logs/binarize_test/{{model}}.{{part}}.log",
-    conda:
-        ENV
-    shell:
-        "fairseq-preprocess --source-lang src --target-lang tgt"
-        " --srcdict {input.dicts}/dict.src.txt --tgtdict {input.dicts}/dict.tgt.txt"
-        " --testpref {params.prefix} --destdir {output} --workers 1 > {log} 2>&1"
+    benchmark:
+        f"{OUT}/benchmarks/binarize_test/{{model}}.{{part}}.tsv"
 
 
 rule train:
@@ -50,16 +48,14 @@ rule train:
     output:
         f"{OUT}/models/{{model}}/model.pt",
     params:
-        options=lambda w: json.dumps(
-            {**PLAN.model(w.model)["architecture"], **PLAN.model(w.model)["training"]}
-        ),
-        seed=lambda w: PLAN.model(w.model)["seed"],
+        options=lambda w: PLAN.models.train_options_json(w.model),
+        seed=lambda w: PLAN.models.seed(w.model),
         save_dir=lambda w, output: f"{os.path.dirname(output[0])}/checkpoints",
-    threads: lambda w: PLAN.model(w.model)["resources"].get("threads", 1)
+    threads: lambda w: PLAN.models.resource(w.model, "threads")
     resources:
-        mem_mb=lambda w: PLAN.model(w.model)["resources"].get("mem_mb", 4000),
-        runtime=lambda w: PLAN.model(w.model)["resources"].get("runtime", 120),
-        gpu=lambda w: PLAN.model(w.model)["resources"].get("gpu", 0),
+        mem_mb=lambda w: PLAN.models.resource(w.model, "mem_mb"),
+        runtime=lambda w: PLAN.models.resource(w.model, "runtime"),
+        gpu=lambda w: PLAN.models.resource(w.model, "gpu"),
     log:
         f"{OUT}/logs/train/{{model}}.log",
     benchmark:
@@ -78,7 +74,7 @@ rule model_card:
     output:
         f"{OUT}/models/{{model}}/card.json",
     params:
-        spec=lambda w: json.dumps(PLAN.model(w.model)),
+        spec=lambda w: PLAN.models.settings_json(w.model),
     log:
         f"{OUT}/logs/model_card/{{model}}.log",
     conda:

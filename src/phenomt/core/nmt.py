@@ -32,6 +32,15 @@ _HYP = re.compile(r"^H-(\d+)\t[^\t]*\t?(.*)$")
 #: would register the plugins with fairseq in this process).
 USER_DIR = str(Path(__file__).resolve().parents[1] / "fairseq_ext")
 
+#: fairseq's own values of options that a config may leave out, for describing a run.
+FAIRSEQ_DEFAULTS: dict[str, Any] = {"beam": 5, "max_len_a": 0, "max_len_b": 200,
+                                    "update_freq": 1, "max_tokens": 0}
+
+
+def fairseq_value(options: dict[str, Any], key: str) -> Any:
+    """An option's value, or fairseq's default when the options leave it out."""
+    return options[key] if key in options else FAIRSEQ_DEFAULTS[key]
+
 
 def fairseq_options(options: dict[str, Any]) -> list[str]:
     """``{"max_update": 50, "share_all_embeddings": True}`` → ``--max-update 50 --share-all-...``.
@@ -134,6 +143,46 @@ def train(data_bin: str, save_dir: str, output: str, options: dict, seed: int,
         json.dump(info, out, indent=2)
         out.write("\n")
     return info
+
+
+def preprocess_command(destdir: str, trainpref: str | None = None,
+                       validpref: str | None = None, testpref: str | None = None,
+                       dict_dir: str | None = None, joined_dictionary: bool = False,
+                       workers: int = 1) -> list[str]:
+    """The fairseq-preprocess command for ``src``/``tgt`` files with the given prefixes.
+
+    ``dict_dir`` reuses the dictionaries of an earlier binarization (``dict.src.txt`` and
+    ``dict.tgt.txt``), so that test sets and distilled data share the model's vocabulary.
+    """
+    if not (trainpref or validpref or testpref):
+        raise ValueError("nothing to binarize: give a train, valid or test prefix")
+    if dict_dir and joined_dictionary:
+        raise ValueError("a joined dictionary is built, not reused: drop --dict-dir")
+    cmd = [_console_script("fairseq-preprocess"), "--source-lang", "src", "--target-lang", "tgt"]
+    if joined_dictionary:
+        cmd.append("--joined-dictionary")
+    if dict_dir:
+        cmd += ["--srcdict", f"{dict_dir}/dict.src.txt", "--tgtdict", f"{dict_dir}/dict.tgt.txt"]
+    for flag, prefix in (("--trainpref", trainpref), ("--validpref", validpref),
+                         ("--testpref", testpref)):
+        if prefix:
+            cmd += [flag, prefix]
+    return cmd + ["--destdir", destdir, "--workers", str(workers)]
+
+
+def preprocess(destdir: str, log_path: str | None = None, **kwargs: Any) -> None:
+    """Binarize into a temporary folder beside ``destdir`` and rename it when complete, so
+    that an interrupted run never leaves a folder that looks finished."""
+    final = Path(destdir)
+    partial = final.with_name(f".{final.name}.partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    try:
+        run_logged(preprocess_command(str(partial), **kwargs), log_path)
+        if final.exists():
+            shutil.rmtree(final)
+        partial.rename(final)
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
 
 
 def parse_hypotheses(lines: Iterable[str], expected: int) -> list[str]:
@@ -248,7 +297,26 @@ def _generate_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _preprocess_command(args: argparse.Namespace) -> int:
+    preprocess(args.destdir, args.log, trainpref=args.trainpref, validpref=args.validpref,
+               testpref=args.testpref, dict_dir=args.dict_dir,
+               joined_dictionary=args.joined_dictionary, workers=args.workers)
+    print(f"{args.destdir}: binarized")
+    return 0
+
+
 def register_cli(tree) -> None:
+    p = tree.add("nmt binarize", "Binarize src/tgt text files for fairseq (fairseq-preprocess)",
+                 _preprocess_command)
+    p.add_argument("--destdir", required=True)
+    p.add_argument("--trainpref")
+    p.add_argument("--validpref")
+    p.add_argument("--testpref")
+    p.add_argument("--dict-dir", help="reuse dict.src.txt and dict.tgt.txt from this folder")
+    p.add_argument("--joined-dictionary", action="store_true",
+                   help="one dictionary for both sides")
+    p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--log")
     p = tree.add("nmt train", "Train or resume a fairseq model", _train_command)
     p.add_argument("--data-bin", required=True)
     p.add_argument("--save-dir", required=True)

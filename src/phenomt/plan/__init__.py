@@ -1,9 +1,60 @@
-"""The plan: the validated config turned into paths and settings for the Snakemake rules.
+"""The plan: a validated config turned into paths and settings for the Snakemake rules.
 
-It sits on top of the package: the workflow (and the CLI where it must) imports it, nothing in
-``core`` or a wing does.
+It sits on top of the package: the workflow (and the CLI where it must) imports it, nothing
+in ``core`` or a wing does. One object per stage group, so that a rule asks a named question
+(``PLAN.models.bpe_file(model, part, side)``, ``PLAN.ldd.set_inputs(...)``) and never looks
+into the config itself:
+
+- ``data``: downloads and corpora (:mod:`phenomt.plan.data`);
+- ``models``: autoregressive models, their subwords, binarized data and hypotheses;
+- ``ldd`` and ``locality``: the long-distance-dependency wing;
+- ``nat``: the non-autoregressive wing.
+
+Every default lives in the config schema (``workflow/schemas/config.schema.yaml``), applied
+when the config is validated (:func:`phenomt.plan.config.validate_config` or the
+Snakefile's ``validate``); the plan reads validated configs only.
 """
 
-from phenomt.plan.base import Plan, load_config, shell_args
+from __future__ import annotations
 
-__all__ = ["Plan", "load_config", "shell_args"]
+from typing import Any
+
+from phenomt.plan.config import SCHEMA, load_config, validate_config
+from phenomt.plan.data import DataPlan
+from phenomt.plan.ldd import LddPlan
+from phenomt.plan.locality import LocalityPlan
+from phenomt.plan.models import ModelPlan
+from phenomt.plan.nat import NatPlan
+
+__all__ = ["SCHEMA", "Plan", "load_config", "validate_config"]
+
+
+class Plan:
+    """Every stage's paths and settings for one validated config."""
+
+    def __init__(self, config: dict[str, Any]):
+        self.config = config
+        self.out: str = config["outdir"]
+        self.res: str = config["resources_dir"]
+        self.data = DataPlan(config, self.out, self.res)
+        self.models = ModelPlan(config, self.out, self.data)
+        self.ldd = LddPlan(config.get("ldd"), self.out, self.res, self.data, self.models)
+        self.locality = LocalityPlan(config.get("locality"), self.out, self.models)
+        self.nat = NatPlan(config.get("nat"), config["seed"], self.out, self.data, self.models)
+
+    def check(self) -> None:
+        """Cross-reference checks the JSON schema cannot express; raises ValueError."""
+        self.data.check()
+        self.models.check()
+        self.ldd.check()
+        self.locality.check()
+        self.nat.check()
+
+    def tables(self) -> list[str]:
+        names = ["corpus_stats"] + (["bleu"] if self.models.names else [])
+        base = [f"{self.out}/tables/{n}.{ext}" for n in names for ext in ("md", "csv")]
+        return [*base, *self.ldd.tables(), *self.locality.tables(), *self.nat.tables()]
+
+    def targets(self) -> list[str]:
+        """Everything `snakemake` builds by default: the tables and document-id files."""
+        return [*self.tables(), *self.data.all_docids()]

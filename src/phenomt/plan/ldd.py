@@ -1,215 +1,294 @@
-"""Paths and settings of the long-distance-dependency stages (challenge sets, Table 1-6).
-
-Kept apart from :mod:`phenomt.plan.base` so each paper's stages read on their own; the class is
-mixed into :class:`phenomt.plan.base.Plan`.
-"""
+"""The long-distance-dependency stages (Choshen & Abend 2019): alignment, parsing, challenge
+sets, their scores, controls and Tables 2-6."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from phenomt.core.nmt import USER_DIR
+from phenomt.plan.args import note_args, shell_args
+from phenomt.plan.data import DataPlan
+from phenomt.plan.models import ModelPlan
 
 LEXICAL_BINS = ["all", "ge1", "ge2", "ge3", "eq0", "eq1", "eq2", "eq3", "eq4", "eq5"]
-MIN_DISTANCE_BINS = ["all", "ge1", "ge2", "ge3"]
-
+BASELINE_SET = "baseline.all"
 
 
 def bin_arguments(label: str) -> str:
-    """``all``/``geK``/``eqK`` → the extraction CLI's distance arguments."""
+    """``all``/``geK``/``eqK`` → the extraction command's distance arguments."""
     if label == "all":
         return "--min-distance 0"
     kind, value = label[:2], int(label[2:])
     return f"--min-distance {value}" + (" --exact" if kind == "eq" else "")
 
 
+def direction_langs(direction: str) -> tuple[str, str]:
+    """``de-en`` → ``("de", "en")``."""
+    src, tgt = direction.split("-")
+    return src, tgt
+
+
+@dataclass(frozen=True)
 class LddPlan:
-    config: dict[str, Any]
+    """Paths and settings of the LDD stages; every list is empty without an ``ldd`` section."""
+
+    section: dict[str, Any] | None
     out: str
+    res: str
+    data: DataPlan
+    models: ModelPlan
 
     @property
-    def ldd(self) -> dict[str, Any]:
-        return self.config.get("ldd") or {}
+    def enabled(self) -> bool:
+        return self.section is not None
 
     @property
-    def ldd_corpora(self) -> dict[str, dict[str, Any]]:
-        return self.ldd.get("corpora", {})
+    def corpora(self) -> list[str]:
+        """Challenge-set corpus names (``news``, ``books``)."""
+        return list(self.section["corpora"]) if self.section else []
 
     @property
-    def ldd_directions(self) -> dict[str, dict[str, Any]]:
-        return self.ldd.get("directions", {})
+    def directions(self) -> list[str]:
+        return list(self.section["directions"]) if self.section else []
 
-    @staticmethod
-    def direction_langs(direction: str) -> tuple[str, str]:
-        src, tgt = direction.split("-")
-        return src, tgt
+    def corpus_name(self, lcorpus: str) -> str:
+        """The declared corpus behind a challenge-set corpus."""
+        return self.section["corpora"][lcorpus]["corpus"]
 
-    def ldd_phenomena(self, direction: str) -> list[str]:
-        """Lexical phenomena for a direction; preposition stranding only for English sources."""
-        src, _ = self.direction_langs(direction)
-        phenomena = ["particle", "reflexive"]
-        return phenomena + (["preposition-stranding"] if src == "en" else [])
-
+    # --- settings ----------------------------------------------------------------------------
     @property
     def reorder_distance(self) -> int:
-        return int(self.ldd.get("reorder_min_distance", 5))
+        return int(self.section["reorder_min_distance"])
 
-    def ldd_sets(self, direction: str) -> list[str]:
-        lexical = [f"{p}.{b}" for p in self.ldd_phenomena(direction) for b in LEXICAL_BINS]
+    @property
+    def parse_shards(self) -> int:
+        return int(self.section["parse_shards"]) if self.section else 1
+
+    @property
+    def tokenize(self) -> str:
+        return self.section["tokenize"]
+
+    @property
+    def align_iterations(self) -> int:
+        return int(self.section["align"]["iterations"])
+
+    @property
+    def alignment(self) -> str:
+        """Which alignment the reordering sets read: forward, reverse or gdfa."""
+        return self.section["align"]["alignment"]
+
+    def control_settings(self) -> str:
+        control = self.section["control"]
+        return shell_args([("--draws", control["draws"]), ("--seed", control["seed"])])
+
+    def sheet_settings(self) -> str:
+        sheet = self.section["sheet"]
+        return shell_args([("--per-set", sheet["per_set"]), ("--seed", sheet["seed"])])
+
+    @property
+    def filled_sheet(self) -> list[str]:
+        """The filled validation sheet to import, if one is configured."""
+        filled = self.section["sheet"]["filled"] if self.section else None
+        return [filled] if filled else []
+
+    def notes(self) -> list[str]:
+        if not self.section:
+            return []
+        return [f"{lcorpus}: {spec['note']}" for lcorpus, spec in self.section["corpora"].items()
+                if spec["note"]]
+
+    def note_args(self) -> str:
+        return note_args(self.notes())
+
+    # --- languages -------------------------------------------------------------------------
+    def phenomena(self, direction: str) -> list[str]:
+        """Lexical phenomena for a direction; preposition stranding only for English sources."""
+        src, _ = direction_langs(direction)
+        return ["particle", "reflexive"] + (["preposition-stranding"] if src == "en" else [])
+
+    @staticmethod
+    def source_lang(direction: str) -> str:
+        return direction_langs(direction)[0]
+
+    def source(self, lcorpus: str, direction: str, tokenized: bool = True) -> str:
+        """The source side of a challenge-set corpus, tokenized or raw."""
+        src, _ = direction_langs(direction)
+        corpus = self.corpus_name(lcorpus)
+        return self.data.tok(corpus, src) if tokenized else self.data.raw(corpus, src)
+
+    def target(self, lcorpus: str, direction: str, tokenized: bool = True) -> str:
+        _, tgt = direction_langs(direction)
+        corpus = self.corpus_name(lcorpus)
+        return self.data.tok(corpus, tgt) if tokenized else self.data.raw(corpus, tgt)
+
+    # --- alignment and parsing --------------------------------------------------------------
+    def align_corpora(self) -> list[str]:
+        """Corpora the aligner is trained on: the LDD corpora, then the extras."""
+        names = [self.corpus_name(c) for c in self.corpora]
+        return list(dict.fromkeys([*names, *self.section["align"]["extra"]]))
+
+    def align_sides(self, direction: str, side: str) -> list[str]:
+        """Tokenized ``src`` or ``tgt`` files of the aligner's training corpora."""
+        lang = direction_langs(direction)[0 if side == "src" else 1]
+        return [self.data.tok(c, lang) for c in self.align_corpora()]
+
+    def align_dir(self, direction: str) -> str:
+        return f"{self.out}/ldd/align/{direction}"
+
+    def alignment_file(self, lcorpus: str, direction: str, kind: str | None = None) -> str:
+        """``forward``, ``reverse`` or ``gdfa`` links of a corpus (default: the one in use)."""
+        return f"{self.align_dir(direction)}/{lcorpus}.{kind or self.alignment}"
+
+    def udpipe_model(self, lang: str) -> str:
+        return self.data.download_path(self.section["udpipe"][lang])
+
+    def parse_input(self, lcorpus: str, lang: str) -> str:
+        return self.data.tok(self.corpus_name(lcorpus), lang)
+
+    def conllu(self, lcorpus: str, direction: str) -> str:
+        return f"{self.out}/ldd/parse/{lcorpus}.{direction_langs(direction)[0]}.conllu"
+
+    def udpipe_treebanks(self, name: str) -> list[str]:
+        treebanks = self.section["udpipe_training"][name]["treebanks"]
+        return [self.data.download_path(d) for d in treebanks]
+
+    def udpipe_iterations(self, name: str) -> int:
+        return int(self.section["udpipe_training"][name]["iterations"])
+
+    # --- sets --------------------------------------------------------------------------------
+    def sets(self, direction: str) -> list[str]:
+        lexical = [f"{p}.{b}" for p in self.phenomena(direction) for b in LEXICAL_BINS]
         return [*lexical, f"reorder.ge{self.reorder_distance}"]
 
-    def ldd_corpus_name(self, lcorpus: str) -> str:
-        return self.ldd_corpora[lcorpus]["corpus"]
-
-    def ldd_set_prefix(self, lcorpus: str, direction: str, setname: str) -> str:
+    def set_prefix(self, lcorpus: str, direction: str, setname: str) -> str:
         return f"{self.out}/ldd/sets/{lcorpus}/{direction}/{setname}"
 
-    def ldd_set_key(self, lcorpus: str, direction: str, setname: str) -> str:
+    @staticmethod
+    def set_key(lcorpus: str, direction: str, setname: str) -> str:
         """The set name used in LDD tables: ``corpus/direction/phenomenon/bin``."""
         phenomenon, label = setname.split(".")
         return f"{lcorpus}/{direction}/{phenomenon}/{label}"
 
-    def ldd_models(self) -> list[tuple[str, str]]:
-        """(model, direction) pairs whose models translate the challenge sets."""
-        return [(m, d) for d, spec in self.ldd_directions.items() for m in spec.get("models", [])]
+    def all_sets(self) -> list[tuple[str, str, str]]:
+        return [(c, d, s) for c in self.corpora for d in self.directions for s in self.sets(d)]
 
-    def ldd_score(self, model: str, lcorpus: str, setname: str) -> str:
+    def all_set_ids(self) -> list[str]:
+        return [f"{self.set_prefix(*s)}.ids" for s in self.all_sets()]
+
+    def set_assignments(self, kind: str | None = None, suffix: str = "") -> str:
+        """``corpus/direction/phenomenon/bin=PATH`` for every set (``reorder`` or
+        ``lexical`` sets only when ``kind`` is given)."""
+        return " ".join(
+            f"{self.set_key(*s)}={self.set_prefix(*s)}{suffix}" for s in self.all_sets()
+            if kind is None or s[2].startswith("reorder") == (kind == "reorder"))
+
+    def corpus_sources(self) -> list[str]:
+        """The raw source side of every (corpus, direction), for the size tables."""
+        return [self.source(c, d, tokenized=False) for c in self.corpora for d in self.directions]
+
+    def corpus_source_args(self) -> str:
+        return " ".join(f"{c}/{d}={self.source(c, d, tokenized=False)}"
+                        for c in self.corpora for d in self.directions)
+
+    # --- scoring -----------------------------------------------------------------------------
+    def scoring_models(self) -> list[tuple[str, str]]:
+        """(model, direction) pairs whose models translate the challenge sets."""
+        if not self.section:
+            return []
+        return [(m, d) for d, spec in self.section["directions"].items() for m in spec["models"]]
+
+    def scoring_cards(self) -> list[str]:
+        return self.models.cards([m for m, _ in self.scoring_models()])
+
+    def score_json(self, model: str, lcorpus: str, setname: str) -> str:
         return f"{self.out}/ldd/scores/{model}/{lcorpus}/{setname}.json"
 
-    def ldd_set_inputs(self, model: str, lcorpus: str, setname: str) -> dict[str, str]:
-        """Files to score a set: the model's full-corpus hypotheses, the reference, the
-        tokenized source (for length matching) and, except for the baseline, the set's ids."""
-        corpus = self.ldd_corpus_name(lcorpus)
-        direction = self.ldd_model_direction(model)
-        src, tgt = self.direction_langs(direction)
-        files = {"hyp": f"{self.out}/models/{model}/hyp/{corpus}.txt",
-                 "ref": self.raw(corpus, tgt), "src_tok": self.tok(corpus, src)}
-        if self.ldd.get("tokenize") == "none":
-            # The paper's multi-bleu setting: BLEU on Moses-tokenized hypotheses and references.
-            files["hyp"] = f"{self.out}/models/{model}/hyp-tok/{corpus}.txt"
-            files["ref"] = self.tok(corpus, tgt)
-        if setname != "baseline.all":
-            files["ids"] = f"{self.ldd_set_prefix(lcorpus, direction, setname)}.ids"
-        return files
-
-    def ldd_control(self, model: str, lcorpus: str, setname: str) -> str:
+    def control_json(self, model: str, lcorpus: str, setname: str) -> str:
         return f"{self.out}/ldd/control/{model}/{lcorpus}/{setname}.json"
 
-    def ldd_control_sets(self, direction: str) -> list[str]:
-        bins = self.ldd.get("control", {}).get("bins", ["eq0", "eq1", "eq2", "eq3"])
-        lexical = [f"{p}.{b}" for p in self.ldd_phenomena(direction) for b in bins]
-        return [*lexical, f"reorder.ge{self.reorder_distance}"]
+    def set_inputs(self, model: str, lcorpus: str, setname: str) -> dict[str, str]:
+        """Files to score a set: the model's full-corpus hypotheses, the reference, the
+        tokenized source (for length matching) and, except for the baseline, the set's ids."""
+        corpus = self.corpus_name(lcorpus)
+        direction = self.models.direction(model)
+        src, tgt = direction_langs(direction)
+        files = {"hyp": self.models.hyp(model, corpus), "ref": self.data.raw(corpus, tgt),
+                 "src_tok": self.data.tok(corpus, src)}
+        if self.tokenize == "none":
+            # The paper's multi-bleu setting: BLEU on Moses-tokenized hypotheses and references.
+            files["hyp"] = self.models.hyp(model, corpus, "tok")
+            files["ref"] = self.data.tok(corpus, tgt)
+        if setname != BASELINE_SET:
+            files["ids"] = f"{self.set_prefix(lcorpus, direction, setname)}.ids"
+        return files
 
-    def ldd_all_sets(self) -> list[tuple[str, str, str]]:
-        return [(c, d, s) for c in self.ldd_corpora for d in self.ldd_directions
-                for s in self.ldd_sets(d)]
-
-    def ldd_all_scores(self) -> list[str]:
-        out = []
-        for model, direction in self.ldd_models():
-            for lcorpus in self.ldd_corpora:
-                out.append(self.ldd_score(model, lcorpus, "baseline.all"))
-                out += [self.ldd_score(model, lcorpus, s) for s in self.ldd_sets(direction)]
-        return out
-
-    def ldd_all_controls(self) -> list[str]:
-        return [self.ldd_control(m, c, s) for m, d in self.ldd_models() for c in self.ldd_corpora
-                for s in self.ldd_control_sets(d)]
-
-    def ldd_model_direction(self, model: str) -> str:
-        spec = self.config["models"][model]
-        return f"{spec['src']}-{spec['tgt']}"
-
-    def ldd_align_corpora(self, direction: str) -> list[str]:
-        """Corpora the aligner of a direction is trained on: the LDD corpora, then extras."""
-        extra = self.ldd.get("align", {}).get("extra", [])
-        return list(dict.fromkeys([*map(self.ldd_corpus_name, self.ldd_corpora), *extra]))
-
-    def ldd_notes(self) -> list[str]:
-        return [f"{lcorpus}: {spec['note']}" for lcorpus, spec in self.ldd_corpora.items()
-                if spec.get("note")]
-
-    def ldd_tables(self) -> list[str]:
-        if not self.ldd_corpora:
-            return []
-        names = ["ldd_table2", "ldd_table3"]
-        if self.ldd_models():
-            names += ["ldd_table4", "ldd_table5", "ldd_table6", "ldd_control"]
-        if self.ldd.get("sheet", {}).get("filled"):
-            names.append("ldd_validation")
-        tables = [f"{self.out}/tables/{n}.{ext}" for n in names for ext in ("md", "csv")]
-        return [*tables, f"{self.out}/ldd/validation_sheet.tsv"]
-
-    def check_ldd(self) -> None:
-        """Cross-references of the ``ldd`` and ``locality`` sections; raises ValueError."""
-        corpora = self.config.get("corpora", {})
-        downloads = self.config.get("downloads", {})
-        models = self.config.get("models", {})
-        for lcorpus, spec in self.ldd_corpora.items():
-            if spec["corpus"] not in corpora:
-                raise ValueError(f"ldd corpus {lcorpus!r}: undeclared corpus {spec['corpus']!r}")
-        for direction, spec in self.ldd_directions.items():
-            src, tgt = self.direction_langs(direction)
-            for lcorpus in self.ldd_corpora:
-                langs = corpora[self.ldd_corpus_name(lcorpus)]["langs"]
-                if sorted(langs) != sorted([src, tgt]):
-                    raise ValueError(f"ldd corpus {lcorpus!r} is {langs}, not {direction}")
-            if self.ldd["udpipe"].get(src) not in downloads:
-                raise ValueError(f"ldd: no UDPipe model download for source language {src!r}")
-            for model in spec.get("models", []):
-                if model not in models:
-                    raise ValueError(f"ldd direction {direction}: undeclared model {model!r}")
-                if self.ldd_model_direction(model) != direction:
-                    raise ValueError(f"ldd: model {model!r} does not translate {direction}")
-        for corpus in self.ldd.get("align", {}).get("extra", []):
-            if corpus not in corpora:
-                raise ValueError(f"ldd align: undeclared extra corpus {corpus!r}")
-        if self.locality and self.locality.get("model") not in models:
-            raise ValueError(f"locality: undeclared model {self.locality.get('model')!r}")
-
-    # --- locality-bias experiment (Table 1) ----------------------------------------------
-    @property
-    def locality(self) -> dict[str, Any]:
-        return self.config.get("locality") or {}
-
-    def locality_source(self, side: str) -> str:
-        """The assembled, tokenized training data the experiment draws its sentences from."""
-        return f"{self.out}/models/{self.locality.get('model')}/data/train.tok.{side}"
-
-    def locality_runs(self) -> list[str]:
-        """Run names ``<setting>.<pos_emb>.<arch>.s<seed>``."""
-        seeds = self.locality.get("seeds", [1])
-        return [f"{r['setting']}.{r['pos_emb']}.{r['arch']}.s{s}"
-                for r in self.locality.get("runs", []) for s in seeds]
+    def set_args(self, model: str, lcorpus: str, setname: str) -> str:
+        """The set a score or control is about, as command arguments."""
+        phenomenon, label = setname.split(".")
+        return shell_args([("--model", model), ("--corpus", lcorpus),
+                           ("--direction", self.models.direction(model)),
+                           ("--phenomenon", phenomenon), ("--bin", label),
+                           ("--tokenize", self.tokenize)])
 
     @staticmethod
-    def parse_locality_run(run: str) -> dict[str, Any]:
-        setting, pos_emb, arch, seed = run.split(".")
-        return {"setting": setting, "pos_emb": pos_emb, "arch": arch, "seed": int(seed[1:])}
+    def score_table_kind(number: str) -> str:
+        """Which score table paper Table ``number`` (4, 5 or 6) is."""
+        return {"4": "bleu", "5": "distance", "6": "ribes"}[number]
 
-    def locality_train_options(self, run: str) -> dict[str, Any]:
-        """fairseq options of one run: the architecture, its positions, and training."""
-        spec = self.parse_locality_run(run)
-        loc = self.locality
-        options = dict(loc.get("training", {}))
-        if spec["arch"] == "lstm":
-            options.update(loc.get("lstm", {"arch": "lstm"}))
-            return options
-        options.update(loc.get("transformer", {"arch": "transformer"}))
-        if spec["setting"] == "perposemb":
-            options["user_dir"] = USER_DIR
-            options["arch"] = loc.get("perposemb_arch", "transformer_permuted_positions_tiny")
-        if spec["pos_emb"] == "learned":
-            options.update(encoder_learned_pos=True, decoder_learned_pos=True)
-        return options
+    def control_sets(self, direction: str) -> list[str]:
+        lexical = [f"{p}.{b}" for p in self.phenomena(direction)
+                   for b in self.section["control"]["bins"]]
+        return [*lexical, f"reorder.ge{self.reorder_distance}"]
 
-    def locality_decode_options(self, run: str) -> dict[str, Any]:
-        options = dict(self.locality.get("decode", {"beam": 5, "batch_size": 64}))
-        if self.parse_locality_run(run)["setting"] == "perposemb":
-            options["user_dir"] = USER_DIR
-        return options
+    def all_scores(self) -> list[str]:
+        out = []
+        for model, direction in self.scoring_models():
+            for lcorpus in self.corpora:
+                out.append(self.score_json(model, lcorpus, BASELINE_SET))
+                out += [self.score_json(model, lcorpus, s) for s in self.sets(direction)]
+        return out
 
-    def locality_tables(self) -> list[str]:
-        if not self.locality.get("runs"):
+    def all_controls(self) -> list[str]:
+        return [self.control_json(m, c, s) for m, d in self.scoring_models()
+                for c in self.corpora for s in self.control_sets(d)]
+
+    # --- targets -------------------------------------------------------------------------------
+    def validation_sheet(self) -> str:
+        return f"{self.out}/ldd/validation_sheet.tsv"
+
+    def tables(self) -> list[str]:
+        if not self.corpora:
             return []
-        return [f"{self.out}/tables/ldd_table1.{ext}" for ext in ("md", "csv")]
+        names = ["ldd_table2", "ldd_table3"]
+        if self.scoring_models():
+            names += ["ldd_table4", "ldd_table5", "ldd_table6", "ldd_control"]
+        if self.filled_sheet:
+            names.append("ldd_validation")
+        tables = [f"{self.out}/tables/{n}.{ext}" for n in names for ext in ("md", "csv")]
+        return [*tables, self.validation_sheet()]
+
+    def check(self) -> None:
+        """Cross-references of the ``ldd`` section; raises ValueError."""
+        if not self.section:
+            return
+        corpora = self.data.corpora
+        downloads = self.data.config["downloads"]
+        for lcorpus, spec in self.section["corpora"].items():
+            if spec["corpus"] not in corpora:
+                raise ValueError(f"ldd corpus {lcorpus!r}: undeclared corpus {spec['corpus']!r}")
+        for direction, spec in self.section["directions"].items():
+            src, tgt = direction_langs(direction)
+            for lcorpus in self.corpora:
+                langs = self.data.langs(self.corpus_name(lcorpus))
+                if sorted(langs) != sorted([src, tgt]):
+                    raise ValueError(f"ldd corpus {lcorpus!r} is {langs}, not {direction}")
+            if self.section["udpipe"].get(src) not in downloads:
+                raise ValueError(f"ldd: no UDPipe model download for source language {src!r}")
+            for model in spec["models"]:
+                if model not in self.models.names:
+                    raise ValueError(f"ldd direction {direction}: undeclared model {model!r}")
+                if self.models.direction(model) != direction:
+                    raise ValueError(f"ldd: model {model!r} does not translate {direction}")
+        for corpus in self.section["align"]["extra"]:
+            if corpus not in corpora:
+                raise ValueError(f"ldd align: undeclared extra corpus {corpus!r}")

@@ -1,0 +1,154 @@
+"""Downloads and corpora: where each file lives and how a corpus is prepared."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from phenomt.plan.args import options_json, shell_args
+
+
+@dataclass(frozen=True)
+class DataPlan:
+    """Paths and settings of the data stages (fetch, unpack, prepare, tokenize, stats)."""
+
+    config: dict[str, Any]
+    out: str
+    res: str
+
+    @property
+    def mirror(self) -> str | None:
+        """The configured mirror folder (``None``: $PHENOMT_MIRROR or ../shared/data)."""
+        return self.config["mirror"]
+
+    # --- downloads ---------------------------------------------------------------------
+    def download_path(self, download: str) -> str:
+        return f"{self.res}/downloads/{download}"
+
+    def extracted_dir(self, download: str) -> str:
+        return f"{self.res}/extracted/{download}"
+
+    def fetch_args(self, download: str, mirror: str | None) -> str:
+        spec = self.config["downloads"][download]
+        return shell_args([("--url", spec["url"]), ("--sha256", spec["sha256"]),
+                           ("--mirror", mirror), ("--mirror-path", spec["mirror"])])
+
+    # --- corpora -----------------------------------------------------------------------
+    @property
+    def corpora(self) -> dict[str, dict[str, Any]]:
+        return self.config["corpora"]
+
+    def corpus(self, name: str) -> dict[str, Any]:
+        try:
+            return self.corpora[name]
+        except KeyError:
+            raise KeyError(f"corpus {name!r} is not declared under 'corpora'") from None
+
+    def langs(self, name: str) -> list[str]:
+        return list(self.corpus(name)["langs"])
+
+    def label(self, name: str) -> str:
+        return self.corpus(name)["label"] or name
+
+    def split(self, name: str) -> str:
+        return self.corpus(name)["split"]
+
+    def pretokenized(self, name: str) -> bool:
+        return bool(self.corpus(name)["pretokenized"])
+
+    def paper_sizes_json(self, name: str) -> str:
+        """Published sizes of the corpus, shown beside ours in the statistics table."""
+        return options_json(self.corpus(name)["paper"])
+
+    def _file_spec_path(self, spec: dict[str, Any]) -> str:
+        if "member" in spec:
+            return f"{self.extracted_dir(spec['download'])}/{spec['member']}"
+        return self.download_path(spec["download"])
+
+    def _file_spec_input(self, spec: dict[str, Any]) -> str:
+        """The Snakemake input that provides a file: the download or its extracted folder."""
+        if "member" in spec:
+            return self.extracted_dir(spec["download"])
+        return self.download_path(spec["download"])
+
+    def _file_specs(self, name: str) -> list[dict[str, Any]]:
+        corpus = self.corpus(name)
+        specs = [corpus["files"][lang] for lang in corpus["langs"]]
+        return specs + ([corpus["docids"]] if corpus["docids"] else [])
+
+    def corpus_inputs(self, name: str) -> list[str]:
+        """Files or extracted folders a corpus needs (deduplicated, ordered)."""
+        return list(dict.fromkeys(self._file_spec_input(s) for s in self._file_specs(name)))
+
+    def corpus_source_files(self, name: str) -> list[str]:
+        corpus = self.corpus(name)
+        return [self._file_spec_path(corpus["files"][lang]) for lang in corpus["langs"]]
+
+    def has_docids(self, name: str) -> bool:
+        return self.corpus(name)["docids"] is not None
+
+    def docids_args(self, name: str) -> str:
+        """``--docids FILE --docids-format FORMAT`` of a corpus with document ids."""
+        spec = self.corpus(name)["docids"]
+        return shell_args([("--docids", self._file_spec_path(spec)),
+                           ("--docids-format", spec["format"])])
+
+    def clean_policy(self, name: str) -> dict[str, Any]:
+        """The split's cleaning policy with the corpus's own entries over it."""
+        corpus = self.corpus(name)
+        return {**self.config["clean"][corpus["split"]], **corpus["clean"]}
+
+    def corpus_args(self, name: str) -> str:
+        corpus = self.corpus(name)
+        langs = corpus["langs"]
+        policy = self.clean_policy(name)
+        columns = corpus["columns"]
+        return shell_args([
+            ("--format", corpus["format"]), ("--langs", langs),
+            ("--inputs", self.corpus_source_files(name)),
+            ("--columns", [columns[lang] for lang in langs] if columns else None),
+            ("--moses-escaped", corpus["moses_escaped"]),
+            ("--empty", policy["empty"]), ("--long", policy["long"]),
+            ("--max-tokens", policy["max_tokens"]),
+            ("--limit", corpus["limit"]),
+        ])
+
+    # --- files -------------------------------------------------------------------------
+    def raw(self, corpus: str, lang: str) -> str:
+        return f"{self.out}/data/raw/{corpus}.{lang}"
+
+    def tok(self, corpus: str, lang: str) -> str:
+        return f"{self.out}/data/tok/{corpus}.{lang}"
+
+    def tok_sides(self, corpus: str) -> list[str]:
+        """Tokenized files of a corpus, in the order of its ``langs``."""
+        return [self.tok(corpus, lang) for lang in self.langs(corpus)]
+
+    def docids(self, corpus: str) -> str:
+        return f"{self.out}/data/raw/{corpus}.docids"
+
+    def stats_json(self, corpus: str) -> str:
+        return f"{self.out}/stats/{corpus}.json"
+
+    def all_stats(self) -> list[str]:
+        return [self.stats_json(c) for c in self.corpora]
+
+    def all_docids(self) -> list[str]:
+        return [self.docids(c) for c in self.corpora if self.has_docids(c)]
+
+    def check(self) -> None:
+        """Cross-references the schema cannot express; raises ValueError."""
+        downloads = self.config["downloads"]
+        for name, corpus in self.corpora.items():
+            if name == "train":
+                raise ValueError("'train' is reserved and cannot name a corpus")
+            if any(lang not in corpus["files"] for lang in corpus["langs"]):
+                raise ValueError(f"corpus {name!r}: 'files' needs an entry per language "
+                                 f"{corpus['langs']}")
+            for spec in self._file_specs(name):
+                if spec["download"] not in downloads:
+                    raise ValueError(f"corpus {name!r} uses undeclared download "
+                                     f"{spec['download']!r}")
+            if corpus["format"] == "tsv" and set(corpus["columns"] or {}) != set(
+                    corpus["langs"]):
+                raise ValueError(f"corpus {name!r}: tsv format needs 'columns' per language")
