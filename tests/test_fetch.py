@@ -2,11 +2,13 @@ import hashlib
 import io
 import tarfile
 import zipfile
+from pathlib import Path
 
 import pytest
 
-from phenomt.core.fetch import extract, fetch, find_mirror
+from phenomt.core.fetch import extract, fetch, fetch_tree, find_mirror, read_manifest
 from phenomt.core.io import InputError
+from tests.conftest import ROOT
 
 
 def _sha(data: bytes) -> str:
@@ -95,3 +97,64 @@ def test_extract_rejects_non_archive(tmp_path):
     path.write_text("hello")
     with pytest.raises(InputError, match="not a tar or zip"):
         extract(path, tmp_path / "out")
+
+
+NL = b"\n"
+
+
+def _tree_mirror(tmp_path: Path) -> tuple[Path, Path]:
+    """A mirror folder ``set/`` with two files (one renamed there) and its manifest."""
+    mirror = tmp_path / "mirror"
+    (mirror / "set" / "res").mkdir(parents=True)
+    (mirror / "set" / "res" / "test-1.txt").write_text("a\n")
+    (mirror / "set" / "UPSTREAM-README.md").write_text("readme\n")
+    manifest = tmp_path / "manifest.tsv"
+    manifest.write_text(
+        "# comment\n"
+        f"{_sha(b'readme' + NL)}\tREADME.md\tUPSTREAM-README.md\n"
+        f"{_sha(b'a' + NL)}\tres/test-1.txt\n")
+    return mirror, manifest
+
+
+def test_fetch_tree_links_every_listed_file_under_its_upstream_name(tmp_path):
+    mirror, manifest = _tree_mirror(tmp_path)
+    counts = fetch_tree(tmp_path / "out", manifest, None, "set", mirror)
+    assert counts == {"mirror": 2, "download": 0}
+    assert (tmp_path / "out" / "README.md").read_text() == "readme\n"
+    assert (tmp_path / "out" / "res" / "test-1.txt").read_text() == "a\n"
+
+
+def test_fetch_tree_mismatch_names_the_file_and_leaves_no_folder(tmp_path):
+    mirror, manifest = _tree_mirror(tmp_path)
+    (mirror / "set" / "res" / "test-1.txt").write_text("changed\n")
+    with pytest.raises(InputError, match=r"test-1.txt.*sha256 mismatch: expected [0-9a-f]{64}, "
+                                          r"got [0-9a-f]{64}"):
+        fetch_tree(tmp_path / "out", manifest, None, "set", mirror)
+    assert not (tmp_path / "out").exists()
+    assert not list(tmp_path.glob(".out*"))
+
+
+def test_fetch_tree_without_mirror_or_url_fails_cleanly(tmp_path):
+    _, manifest = _tree_mirror(tmp_path)
+    with pytest.raises(InputError, match="not in the mirror and no upstream URL"):
+        fetch_tree(tmp_path / "out", manifest, None, "set", None)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("line, message", [
+    ("abc\tx.txt", "not a sha256"),
+    ("0" * 64, "expected 'sha256<TAB>path"),
+    ("0" * 64 + "\t../x", "not a relative path"),
+])
+def test_bad_manifest_lines_name_file_and_line(tmp_path, line, message):
+    manifest = tmp_path / "m.tsv"
+    manifest.write_text("# header\n" + line + "\n")
+    with pytest.raises(InputError, match=message) as err:
+        read_manifest(manifest)
+    assert f"{manifest}:2" in str(err.value)
+
+
+def test_the_lexcons_manifest_lists_the_released_files():
+    rows = read_manifest(ROOT / "config" / "manifests" / "lexcons.tsv")
+    assert len(rows) == 931
+    assert sum(1 for _, path, _ in rows if path.startswith("zh2en_token/")) == 310

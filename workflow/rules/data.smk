@@ -14,6 +14,23 @@ rule fetch:
         "phenomt data fetch --output {output} {params.args} > {log} 2>&1"
 
 
+# A folder of many files (e.g. a released test set), each checked against the manifest.
+rule fetch_tree:
+    input:
+        lambda w: PLAN.data.manifest(w.download),
+    output:
+        directory(f"{RES}/trees/{{download}}"),
+    params:
+        args=lambda w: PLAN.data.fetch_tree_args(w.download, MIRROR),
+    log:
+        f"{OUT}/logs/fetch_tree/{{download}}.log",
+    conda:
+        ENV
+    shell:
+        "phenomt data fetch-tree --output {output} --manifest {input} {params.args}"
+        " > {log} 2>&1"
+
+
 rule extract_archive:
     input:
         f"{RES}/downloads/{{download}}",

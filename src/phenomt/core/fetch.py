@@ -90,6 +90,66 @@ def fetch(dest: str | os.PathLike[str], url: str | None, sha256: str | None = No
     return "download"
 
 
+def read_manifest(path: str | os.PathLike[str]) -> list[tuple[str, str, str]]:
+    """Rows ``(sha256, path, mirror path)`` of a folder's manifest.
+
+    One file a line, tab-separated: its sha256, its path in the folder (relative, as upstream
+    names it) and, when the mirror keeps it under another name, that name. ``#`` starts a
+    comment line.
+    """
+    rows: list[tuple[str, str, str]] = []
+    seen: set[str] = set()
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip() or line.startswith("#"):
+                continue
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) not in (2, 3):
+                raise InputError(path, "expected 'sha256<TAB>path[<TAB>mirror path]'", number)
+            digest, rel = fields[0].lower(), fields[1]
+            if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+                raise InputError(path, f"not a sha256: {fields[0]!r}", number)
+            pure = PurePosixPath(rel)
+            if not rel or pure.is_absolute() or ".." in pure.parts:
+                raise InputError(path, f"not a relative path inside the folder: {rel!r}", number)
+            if rel in seen:
+                raise InputError(path, f"{rel!r} is listed twice", number)
+            seen.add(rel)
+            rows.append((digest, rel, fields[2] if len(fields) == 3 else rel))
+    if not rows:
+        raise InputError(path, "the manifest lists no files")
+    return rows
+
+
+def fetch_tree(dest: str | os.PathLike[str], manifest: str | os.PathLike[str],
+               url_template: str | None, mirror_path: str | None = None,
+               mirror: Path | None = None) -> dict[str, int]:
+    """Make the folder ``dest`` hold every file of ``manifest``, each checked against its
+    sha256: a link into the mirror's folder ``mirror_path`` when it has the file, else a
+    download from ``url_template`` with ``{path}`` replaced by the file's path.
+
+    The folder is built beside ``dest`` and renamed when complete, so an interrupted fetch
+    never leaves a folder that looks whole. Returns how many files came from where.
+    """
+    final = Path(dest)
+    partial = final.with_name(f".{final.name}.partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    counts = {"mirror": 0, "download": 0}
+    try:
+        for digest, rel, mirrored in read_manifest(manifest):
+            source_dir = mirror / mirror_path if mirror is not None and mirror_path else None
+            url = url_template.replace("{path}", rel) if url_template else None
+            mirrored_file = str(PurePosixPath(mirror_path) / mirrored) if source_dir else None
+            how = fetch(partial / rel, url, digest, mirrored_file, mirror)
+            counts[how] += 1
+        shutil.rmtree(final, ignore_errors=True)
+        os.replace(partial, final)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    return counts
+
+
 def _safe_member_path(root: Path, name: str, archive: Path) -> Path:
     """Where an archive member lands; members escaping ``root`` are rejected."""
     pure = PurePosixPath(name)
@@ -147,6 +207,14 @@ def _fetch_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _fetch_tree_command(args: argparse.Namespace) -> int:
+    mirror = Path(args.mirror) if args.mirror else None
+    counts = fetch_tree(args.output, args.manifest, args.url, args.mirror_path, mirror)
+    print(f"{args.output}: {counts['mirror']} files from the mirror, "
+          f"{counts['download']} downloaded")
+    return 0
+
+
 def _extract_command(args: argparse.Namespace) -> int:
     names = extract(args.archive, args.output)
     print(f"{args.output}: {len(names)} members")
@@ -160,6 +228,13 @@ def register_cli(tree) -> None:
     p.add_argument("--sha256")
     p.add_argument("--mirror", help="mirror directory (already resolved)")
     p.add_argument("--mirror-path", help="the file's path inside the mirror")
+    p = tree.add("data fetch-tree", "Get a folder of files listed with their sha256 in a "
+                 "manifest, from the mirror or upstream", _fetch_tree_command)
+    p.add_argument("--output", required=True, help="the folder to create")
+    p.add_argument("--manifest", required=True, help="sha256<TAB>path[<TAB>mirror path] lines")
+    p.add_argument("--url", help="upstream URL of a file, with {path} for its path")
+    p.add_argument("--mirror", help="mirror directory (already resolved)")
+    p.add_argument("--mirror-path", help="the folder's path inside the mirror")
     p = tree.add("data unpack", "Safely extract a tar or zip archive", _extract_command)
     p.add_argument("--archive", required=True)
     p.add_argument("--output", required=True)

@@ -17,6 +17,7 @@ Snakefile's ``validate``); the plan reads validated configs only.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from phenomt.plan.config import SCHEMA, load_config, validate_config
@@ -28,15 +29,19 @@ from phenomt.plan.nat import NatPlan
 
 __all__ = ["SCHEMA", "Plan", "load_config", "validate_config"]
 
+PROJECT_ROOT = SCHEMA.parents[2]
+
 
 class Plan:
     """Every stage's paths and settings for one validated config."""
 
-    def __init__(self, config: dict[str, Any]):
+    def __init__(self, config: dict[str, Any], root: str | Path = PROJECT_ROOT):
+        """``root``: the project folder, against which checked-in files of the config
+        (folder manifests) are found."""
         self.config = config
         self.out: str = config["outdir"]
         self.res: str = config["resources_dir"]
-        self.data = DataPlan(config, self.out, self.res)
+        self.data = DataPlan(config, self.out, self.res, str(root))
         self.models = ModelPlan(config, self.out, self.data)
         self.ldd = LddPlan(config.get("ldd"), self.out, self.res, self.data, self.models)
         self.locality = LocalityPlan(config.get("locality"), self.out, self.models)

@@ -15,6 +15,7 @@ class DataPlan:
     config: dict[str, Any]
     out: str
     res: str
+    root: str
 
     @property
     def mirror(self) -> str | None:
@@ -27,6 +28,22 @@ class DataPlan:
 
     def extracted_dir(self, download: str) -> str:
         return f"{self.res}/extracted/{download}"
+
+    def tree_dir(self, download: str) -> str:
+        """Where a folder download (one with a ``manifest``) is assembled."""
+        return f"{self.res}/trees/{download}"
+
+    def manifest(self, download: str) -> str:
+        """The checked-in manifest of a folder download, as a path from the project root."""
+        manifest = self.config["downloads"][download]["manifest"]
+        if manifest is None:
+            raise KeyError(f"download {download!r} is a file, not a folder with a manifest")
+        return f"{self.root}/{manifest}"
+
+    def fetch_tree_args(self, download: str, mirror: str | None) -> str:
+        spec = self.config["downloads"][download]
+        return shell_args([("--url", spec["url"]), ("--mirror", mirror),
+                           ("--mirror-path", spec["mirror"])])
 
     def fetch_args(self, download: str, mirror: str | None) -> str:
         spec = self.config["downloads"][download]
