@@ -128,6 +128,18 @@ def test_docids(tmp_path):
         read_docids("n_sent", bad)
 
 
+def test_blank_lines_separate_documents_and_are_dropped_as_empty_pairs(tmp_path):
+    # documents: [a, b] [c] [d]; the doubled blank line closes one document only
+    zh = _write(tmp_path / "p.zh", "甲\n乙\n\n丙\n\n\n丁\n")
+    en = _write(tmp_path / "p.en", "a\nb\n\nc\n\n\nd\n")
+    assert read_docids("blank_lines", zh) == [
+        "doc00001", "doc00001", "doc00001", "doc00002", "doc00002", "doc00003", "doc00003"]
+    out = tmp_path / "ids"
+    prepare_docids("plain", {"zh": zh, "en": en}, ["zh", "en"], CleanPolicy(empty="drop"),
+                   ("blank_lines", zh), out)
+    assert read_lines(out) == ["doc00001", "doc00001", "doc00002", "doc00003"]
+
+
 def test_docids_follow_cleaning_and_count_check(tmp_path):
     zh = _write(tmp_path / "c.zh", "一\n\n三\n")
     en = _write(tmp_path / "c.en", "one\n\nthree\n")

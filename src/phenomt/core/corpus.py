@@ -129,9 +129,23 @@ def read_corpus(fmt: str, files: dict[str, Path], langs: Sequence[str],
 
 
 def read_docids(fmt: str, path: str | Path) -> list[str]:
-    """Document id of every segment, from a WMT ``details.tsv`` or a Doc2Doc ``n_sent`` file."""
+    """Document id of every segment: from a WMT ``details.tsv``, a Doc2Doc ``n_sent`` file
+    (sentences per document), or ``blank_lines``, a text file whose documents are separated
+    by blank lines (each blank line takes the id of the document it closes; cleaning drops
+    it as an empty pair)."""
     if fmt == "wmt_details":
         return read_tsv(path, [3])[0]
+    if fmt == "blank_lines":
+        ids, document, open_document = [], 1, False
+        for line in iter_lines(path):
+            if line.strip():
+                open_document = True
+            elif open_document:
+                ids.append(f"doc{document:05d}")
+                document, open_document = document + 1, False
+                continue
+            ids.append(f"doc{document:05d}")
+        return ids
     if fmt == "n_sent":
         ids: list[str] = []
         for number, line in enumerate(iter_lines(path), start=1):
@@ -352,7 +366,8 @@ def register_cli(tree) -> None:
                  _docids_command)
     _add_corpus_arguments(p)
     p.add_argument("--docids", required=True)
-    p.add_argument("--docids-format", required=True, choices=["wmt_details", "n_sent"])
+    p.add_argument("--docids-format", required=True,
+                   choices=["wmt_details", "n_sent", "blank_lines"])
     p.add_argument("--output", required=True)
     p = tree.add("corpus assemble", "Concatenate, deduplicate and leak-check training data",
                  _assemble_command)
