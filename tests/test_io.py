@@ -51,3 +51,30 @@ def test_empty_and_missing_file(tmp_path):
     assert read_lines(empty) == []
     with pytest.raises(InputError, match="file not found"):
         read_lines(tmp_path / "missing")
+
+
+def test_run_lock_refuses_a_second_holder_and_dies_with_its_process(tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    from phenomt.core.io import RunLockedError, hold_run_lock
+
+    code = ("import sys, time; from phenomt.core.io import hold_run_lock; "
+            f"hold_run_lock({str(tmp_path)!r}); print('locked', flush=True); time.sleep(60)")
+    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(RunLockedError, match=rf"pid {holder.pid}"):
+            hold_run_lock(tmp_path)
+    finally:
+        holder.kill()  # SIGKILL: no clean-up runs in the holder
+        holder.wait()
+    deadline = time.monotonic() + 10
+    while True:  # the kernel drops the lock with the process
+        try:
+            assert hold_run_lock(tmp_path).name == ".phenomt.lock"
+            break
+        except RunLockedError:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)

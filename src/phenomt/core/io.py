@@ -110,3 +110,39 @@ def count_lines(path: str | os.PathLike[str]) -> int:
     """Number of lines in a text file (``.gz`` allowed)."""
     with open_binary(path) as handle:
         return sum(1 for _ in handle)
+
+
+class RunLockedError(RuntimeError):
+    """Another process holds the run lock of an output folder."""
+
+
+#: Open lock files: the kernel lock lasts as long as the file stays open in this process.
+_HELD_LOCKS: list[IO[str]] = []
+
+
+def hold_run_lock(folder: str | os.PathLike[str]) -> Path:
+    """Take an exclusive kernel lock (``flock``) on ``folder/.phenomt.lock`` for the rest of
+    this process, or raise :class:`RunLockedError` naming the holder.
+
+    Unlike a lock file that marks a folder as busy, a kernel lock dies with its process: a
+    run killed with SIGKILL never blocks the next one.
+    """
+    import fcntl
+
+    path = Path(folder) / ".phenomt.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = open(path, "a+", encoding="utf-8")  # noqa: SIM115 (kept open on purpose)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "another process"
+        handle.close()
+        raise RunLockedError(f"{folder} is in use by a running pipeline ({holder}); wait for it "
+                             "to finish or choose another outdir") from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"pid {os.getpid()}\n")
+    handle.flush()
+    _HELD_LOCKS.append(handle)
+    return path
