@@ -158,3 +158,41 @@ def test_the_lexcons_manifest_lists_the_released_files():
     rows = read_manifest(ROOT / "config" / "manifests" / "lexcons.tsv")
     assert len(rows) == 931
     assert sum(1 for _, path, _ in rows if path.startswith("zh2en_token/")) == 310
+
+
+class _BrokenStream(io.BytesIO):
+    """A download that delivers some bytes, then loses the connection."""
+
+    def read(self, size: int = -1) -> bytes:
+        if self.tell() >= 4:
+            raise ConnectionResetError("connection lost")
+        return super().read(2)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def test_an_interrupted_download_leaves_no_file(tmp_path, monkeypatch):
+    import urllib.request
+
+    monkeypatch.setattr(urllib.request, "urlopen",
+                        lambda url, timeout: _BrokenStream(b"0123456789"))
+    dest = tmp_path / "downloads" / "corpus.gz"
+    with pytest.raises(ConnectionResetError):
+        fetch(dest, "https://example.org/corpus.gz", _sha(b"0123456789"))
+    assert not dest.exists()
+    assert list(dest.parent.iterdir()) == []  # no temporary file left behind either
+
+
+def test_a_download_with_the_wrong_sha256_is_removed(tmp_path, monkeypatch):
+    import urllib.request
+
+    monkeypatch.setattr(urllib.request, "urlopen",
+                        lambda url, timeout: io.BytesIO(b"tampered"))
+    dest = tmp_path / "corpus.gz"
+    with pytest.raises(InputError, match="sha256 mismatch"):
+        fetch(dest, "https://example.org/corpus.gz", _sha(b"original"))
+    assert not dest.exists()
