@@ -29,38 +29,48 @@ def write_json(path: Path, record: dict) -> str:
 def score_files(tmp_path: Path, system: str, model: str, data: str, bleu: float,
                 crr: float | None, drr: float | None, sentences: int = 100) -> tuple[str, str]:
     """A BLEU file as `phenomt score bleu --meta` writes it and a redundancy file."""
-    stem = tmp_path / system
     meta = {"teacher": TEACHER, "system": system, "model": model, "data": data,
             "testset": "newstest2013.de-en", "direction": "de-en"}
-    bleu_file = write_json(stem.with_suffix(".bleu.json"),
+    bleu_file = write_json(tmp_path / f"{system}.bleu.json",
                            {"bleu": bleu, "sentences": sentences,
                             "signature": "nrefs:1|tok:13a", **meta})
-    redundancy_file = write_json(stem.with_suffix(".red.json"), {
+    redundancy_file = write_json(tmp_path / f"{system}.red.json", {
         "crr": crr, "drr": drr, "sentences": sentences,
         "settings": {"level": "bpe", "threshold": 0.8, "embeddings": "model.pt",
                      "stopwords": 20}})
     return bleu_file, redundancy_file
 
 
-def test_results_table_rows_order_and_formatting(tmp_path):
-    # given out of order: DAT, then AR, then CMLM
+def test_results_tables_in_the_papers_layout(tmp_path):
+    # given out of order: DAT raw, AR, CMLM distilled, CMLM raw
     pairs = [score_files(tmp_path, "dat.raw", "dat", "raw", 7.5, 0.0125, 0.3),
              score_files(tmp_path, "ar", "ar", "raw", 20.04, 0.001, 0.0205),
+             score_files(tmp_path, "cmlm.distilled", "cmlm", "distilled", 9.0, 0.1, 0.01),
              score_files(tmp_path, "cmlm.raw", "cmlm", "raw", 3.0, 0.516, 0.019)]
     selections = [write_json(tmp_path / "sel.json", {
         "teacher": TEACHER, "system": "cmlm.raw", "averaged": ["a.pt", "b.pt"],
         "candidates": [{}, {}, {}]})]
-    paper = {"de-en": {"cmlm.raw": {"crr": 51.6, "drr": 1.9}}}
-    frame = results_table(pairs, selections, paper)
-    assert list(frame["system"]) == ["AR teacher", "CMLM", "DAT"]
+    # Table 10: CRR and DRR, raw and distilled, the paper's De-En numbers beside ours
+    frame = results_table(pairs, selections, "10")
+    assert list(zip(frame["system"], frame["data"], strict=True)) == [
+        ("AR teacher", "raw"), ("CMLM", "raw"), ("CMLM", "distilled"), ("DAT", "raw")]
     cmlm = frame.iloc[1]
-    assert (cmlm["BLEU"], cmlm["CRR (%)"], cmlm["DRR (%)"]) == ("3.00", "51.60", "1.90")
+    assert (cmlm["CRR (%)"], cmlm["DRR (%)"]) == ("51.60", "1.90")
     assert cmlm["checkpoints averaged"] == "2 of 3"
-    assert (cmlm["paper CRR (%)"], cmlm["paper DRR (%)"]) == (51.6, 1.9)
-    assert frame.iloc[2]["CRR (%)"] == "1.25" and frame.iloc[0]["DRR (%)"] == "2.05"
+    from phenomt.core import papers
+    assert cmlm["paper CRR (%)"] == papers.entry("wang_nat", "Table 10", "de-en/raw/cmlm",
+                                                  "crr").printed
+    assert frame.iloc[0]["paper CRR (%)"] is None  # the paper has no AR row
+    assert "BLEU" not in frame.columns and "Redu. (%)" not in frame.columns
+    assert frame.iloc[3]["CRR (%)"] == "1.25" and frame.iloc[0]["DRR (%)"] == "2.05"
     assert frame.iloc[0]["checkpoints averaged"] is None  # the teacher is not averaged here
-    assert frame.iloc[0]["paper BLEU"] is None
     assert set(frame["BLEU signature"]) == {"nrefs:1|tok:13a"}
+    # Table 5: BLEU and Redu. = CRR + DRR (51.6 + 1.9 = 53.5 for this CMLM row)
+    table5 = results_table(pairs, selections, "5")
+    assert (table5.iloc[1]["BLEU"], table5.iloc[1]["Redu. (%)"]) == ("3.00", "53.50")
+    assert table5.iloc[2]["paper BLEU"] == papers.entry(
+        "wang_nat", "Table 5", "de-en/distilled/cmlm", "bleu").printed
+    assert "CRR (%)" not in table5.columns
 
 
 def test_results_table_rejects_files_of_different_outputs(tmp_path):
@@ -71,8 +81,9 @@ def test_results_table_rejects_files_of_different_outputs(tmp_path):
 
 
 def test_a_corpus_without_ratios_shows_none(tmp_path):
-    frame = results_table([score_files(tmp_path, "dat.raw", "dat", "raw", 0.0, None, None)])
-    assert frame.iloc[0]["CRR (%)"] is None
+    pair = [score_files(tmp_path, "dat.raw", "dat", "raw", 0.0, None, None)]
+    assert results_table(pair, table="10").iloc[0]["CRR (%)"] is None
+    assert results_table(pair, table="5").iloc[0]["Redu. (%)"] is None
 
 
 def speed_record(model: str, data: str, measurements: list[tuple[int, int, float]]) -> dict:
@@ -171,8 +182,8 @@ def test_table_commands_write_markdown_and_csv(tmp_path):
                  "--scores", *(f"{b}={r}" for b, r in pairs), "--note", "Scale: tiny.",
                  "--md", str(md), "--csv", str(csv)]) == 0
     text = md.read_text(encoding="utf-8")
-    assert text.startswith("# Table 10") and "raw data" in text
-    assert "Scale: tiny." in text and "51.6%" in text  # the paper's figure as a note
+    assert text.startswith("# Table 10") and "raw and distilled" in text
+    assert "Scale: tiny." in text and "not directly comparable" in text
     assert "cosine similarity above 0.8" in text
     assert csv.read_text(encoding="utf-8").count("\n") == 3
     speeds = [write_json(tmp_path / f"{m}.speed.json", speed_record(m, d, [(1, 10, s)]))

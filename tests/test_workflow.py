@@ -104,15 +104,19 @@ def test_tiny_pipeline_end_to_end(tmp_path, mirror):
     # newstest2020 zh-en keeps its document ids, line by line with its text
     docids = (tmp_path / "results/data/raw/newstest2020.zh-en.docids").read_text().splitlines()
     assert len(docids) == 60 and docids[0].startswith("xinhua")
-    # NAT: the AR row and every model in Tables 5 (distilled) and 10 (raw); speed against AR
-    for table in ("nat_table5", "nat_table10"):
+    # NAT: Tables 5 (BLEU, Redu.) and 10 (CRR, DRR), each with the AR row and every model
+    # on raw and on distilled data; the paper's numbers beside ours
+    models = ["CMLM", "CMLM+OaXE", "GLAT", "GLAT+OaXE", "DAT"]
+    expected = [("AR teacher", "raw")] + [(m, d) for m in models for d in ("raw", "distilled")]
+    for table, columns in (("nat_table5", ("BLEU", "Redu. (%)")),
+                           ("nat_table10", ("CRR (%)", "DRR (%)"))):
         with open(tables / f"{table}.csv", newline="", encoding="utf-8") as handle:
             rows = list(csv.DictReader(handle))
-        assert [r["system"] for r in rows] == [
-            "AR teacher", "CMLM", "CMLM+OaXE", "GLAT", "GLAT+OaXE", "DAT"]
-        assert all(0 <= float(r["BLEU"]) <= 100 for r in rows)
+        assert [(r["system"], r["data"]) for r in rows] == expected
+        assert all(f"paper {c}" in rows[0] for c in columns)
+        assert rows[1][f"paper {columns[0]}"]  # the paper's De-En CMLM raw number
         # an untrained model may emit one token a sentence, which has no ratio
-        assert all(0 <= float(r[c] or 0) <= 100 for r in rows for c in ("CRR (%)", "DRR (%)"))
+        assert all(0 <= float(r[c] or 0) <= 100 for r in rows for c in columns[-1:])
     with open(tables / "nat_speed.csv", newline="", encoding="utf-8") as handle:
         speed = list(csv.DictReader(handle))
     assert len(speed) == 6 * 2 and speed[0]["speed-up vs AR"] == "1.00x"

@@ -258,18 +258,17 @@ rule nat_speed:
         " --direction {params.direction} --output {output} > {log} 2>&1"
 
 
-# Tables 5 (distilled data) and 10 (raw data).
+# Tables 5 (BLEU, Redu.) and 10 (CRR, DRR), both for raw and distilled data.
 rule nat_table_results:
     input:
-        scores=lambda w: PLAN.nat.table_score_files(w.ntable),
-        selections=lambda w: PLAN.nat.table_selections(w.ntable),
+        scores=PLAN.nat.table_score_files(),
+        selections=PLAN.nat.table_selections(),
         cards=PLAN.nat.teacher_cards(),
     output:
         md=f"{OUT}/tables/nat_table{{ntable}}.md",
         csv=f"{OUT}/tables/nat_table{{ntable}}.csv",
     params:
-        scores=lambda w: PLAN.nat.table_score_args(w.ntable),
-        paper=lambda w: PLAN.nat.paper_json(),
+        scores=lambda w: PLAN.nat.table_score_args(),
         notes=lambda w: PLAN.nat.scale_note_args(),
     log:
         f"{OUT}/logs/tables/nat_table{{ntable}}.log",
@@ -277,7 +276,7 @@ rule nat_table_results:
         ENV
     shell:
         "phenomt table nat-results --table {wildcards.ntable} --scores {params.scores}"
-        " --selections {input.selections} --cards {input.cards} --paper {params.paper:q}"
+        " --selections {input.selections} --cards {input.cards}"
         " {params.notes} --md {output.md} --csv {output.csv} > {log} 2>&1"
 
 

@@ -196,9 +196,6 @@ NAT_DATA = ("raw", "distilled")
 AR_SYSTEM = "ar"
 SYSTEM_LABELS = {AR_SYSTEM: "AR teacher", "cmlm": "CMLM", "cmlm_oaxe": "CMLM+OaXE",
                  "glat": "GLAT", "glat_oaxe": "GLAT+OaXE", "dat": "DAT"}
-# Which training data each results table holds: the paper's main table (5) reports the
-# usual distilled setting, its appendix table (10) the models trained on raw data.
-NAT_TABLE_DATA = {"5": "distilled", "10": "raw"}
 
 def parse_nat_system(system: str) -> tuple[str, str]:
     """``cmlm_oaxe.distilled`` → ``("cmlm_oaxe", "distilled")``; ``ar`` → ``("ar", "raw")``.

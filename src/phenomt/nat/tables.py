@@ -9,7 +9,7 @@ tables, as ``phenomt nat ...`` commands.
   ranking goes to a JSON file.
 - ``phenomt nat speed``: sentences per second and latency at several batch sizes, from
   fairseq-generate's own inference timer (model loading and data reading excluded).
-- ``phenomt nat table results|speed|agreement``: Tables 5 and 10 (BLEU, CRR, DRR), the
+- ``phenomt table nat-results|nat-speed|nat-agreement``: Tables 5 and 10, the
   speed-up table, and the agreement of the redundancy metric with human annotations
   (paper Tables 4 and 9).
 
@@ -35,6 +35,7 @@ from typing import Any
 
 import pandas as pd
 
+from phenomt.core import papers
 from phenomt.core.bpe import remove_bpe
 from phenomt.core.io import InputError, count_lines, read_lines, write_json
 from phenomt.core.metrics.bleu import corpus_bleu
@@ -47,18 +48,18 @@ from phenomt.core.nmt import (
     parse_speed,
 )
 from phenomt.core.tables import format_number, load_json, write_table
-from phenomt.nat.recipes import NAT_MODELS, NAT_TABLE_DATA, SYSTEM_LABELS
+from phenomt.nat.recipes import NAT_MODELS, SYSTEM_LABELS
 
 _SYSTEM_ORDER = {name: rank for rank, name in enumerate(["ar", *NAT_MODELS])}
 _DATA_ORDER = {"raw": 0, "distilled": 1}
-# What the paper's tables say that we can show; the rest of its numbers can be supplied
-# through the config (nat.paper) and then stand beside ours.
-PAPER_NOTES = {
-    "10": "Wang et al. report CMLM at CRR 51.6% and DRR 1.9% in their Table 10.",
-}
+PAPER = "wang_nat"
+# The paper's layout: Table 5 gives BLEU and Redu. (= CRR + DRR), Table 10 CRR and DRR
+# separately, each for raw and distilled training data.
 RESULTS_TITLES = {
-    table: f"Table {table}: BLEU, CRR and DRR of NAT models trained on {data} data"
-    for table, data in NAT_TABLE_DATA.items()}
+    "5": "Table 5: BLEU and redundancy (Redu. = CRR + DRR) of NAT models, raw and distilled data",
+    "10": "Table 10: CRR and DRR of NAT models, raw and distilled data"}
+RESULTS_COLUMNS = {"5": {"BLEU": "bleu", "Redu. (%)": "redu"},
+                   "10": {"CRR (%)": "crr", "DRR (%)": "drr"}}
 SELECTION_METRIC = ("sacreBLEU (tokenize none) of the BPE-merged, tokenized hypotheses "
                     "against the BPE-merged validation target")
 
@@ -256,19 +257,21 @@ def parse_score_pair(text: str) -> tuple[str, str]:
     return bleu, redundancy
 
 
+def _paper_row(record: Mapping[str, Any]) -> str:
+    """The key of our row in the paper's tables: ``direction/data/model``."""
+    return f"{record['pair']}/{record['data']}/{record['_model']}"
+
+
 def results_table(score_pairs: Sequence[tuple[str | Path, str | Path]],
-                  selections: Sequence[str | Path] = (),
-                  paper: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None
-                  ) -> pd.DataFrame:
-    """Tables 5 and 10: BLEU, CRR and DRR per language pair, test set and system.
+                  selections: Sequence[str | Path] = (), table: str = "5") -> pd.DataFrame:
+    """Table 5 (BLEU and Redu.) or 10 (CRR and DRR) per language pair, test set, system and
+    training data, with the paper's number beside each of ours.
 
     Each pair joins the BLEU file of a system's hypotheses (whose metadata names the teacher,
     system, model, data, test set and direction) with the redundancy file of the same
     hypotheses. ``selections`` are the checkpoint-averaging records (how many of how many
-    checkpoints); ``paper`` holds published numbers by direction and system, CRR and DRR in
-    percent as printed.
+    checkpoints). Redu. is CRR + DRR, as in the paper (its CMLM raw En→Zh: 51.6 + 1.9 = 53.5).
     """
-    paper = paper or {}
     averaged = {}
     for path in selections:
         record = load_json(path)
@@ -280,23 +283,41 @@ def results_table(score_pairs: Sequence[tuple[str | Path, str | Path]],
         if bleu["sentences"] != redundancy["sentences"]:
             raise InputError(redundancy_path, f"{redundancy['sentences']} sentences, but the "
                                               f"BLEU file {bleu_path} has {bleu['sentences']}")
-        reported = paper.get(bleu["direction"], {}).get(bleu["system"], {})
+        crr, drr = redundancy["crr"], redundancy["drr"]
         rows.append({
             "_order": (bleu["direction"], bleu["testset"], _SYSTEM_ORDER.get(bleu["model"], 99),
                        _DATA_ORDER.get(bleu["data"], 9)),
+            "_model": bleu["model"],
             "pair": bleu["direction"], "test set": bleu["testset"],
             "system": _label(bleu["model"]), "data": bleu["data"],
             "sentences": bleu["sentences"], "BLEU": format_number(bleu["bleu"]),
-            "CRR (%)": _percent(redundancy["crr"]), "DRR (%)": _percent(redundancy["drr"]),
+            "Redu. (%)": None if crr is None or drr is None else _percent(crr + drr),
+            "CRR (%)": _percent(crr), "DRR (%)": _percent(drr),
             "checkpoints averaged": averaged.get((bleu["teacher"], bleu["system"])),
-            "paper BLEU": reported.get("bleu"), "paper CRR (%)": reported.get("crr"),
-            "paper DRR (%)": reported.get("drr"), "BLEU signature": bleu["signature"],
+            "BLEU signature": bleu["signature"],
         })
+    columns = RESULTS_COLUMNS[table]
+    keep = ["pair", "test set", "system", "data", "sentences", *columns,
+            "checkpoints averaged", "BLEU signature"]
     frame = pd.DataFrame(rows)
     if frame.empty:
-        return frame
-    frame = frame.sort_values("_order", kind="stable").drop(columns="_order")
-    return frame.reset_index(drop=True)
+        return pd.DataFrame(columns=keep)
+    frame = frame.sort_values("_order", kind="stable").reset_index(drop=True)
+    frame = papers.beside(frame, PAPER, f"Table {table}", _paper_row, columns, printed=True)
+    ours = [c for c in frame.columns if c in keep or c.startswith("paper ")]
+    return frame[ours]
+
+
+def paper_notes(table: str, scale_differs: bool = True) -> list[str]:
+    """Where the paper's numbers come from and how far ours are comparable."""
+    notes = ["Paper columns: the paper's row of the same pair, training data and model (it has "
+             "no AR row in this table); '—' where it has none."]
+    if scale_differs:
+        notes.append(papers.comparability(PAPER, f"Table {table}", {
+            "scale": "our models are trained for the updates stated above, the paper's for "
+                     "300k updates at ~480k tokens each",
+            "data": "our training data and test sets are those of this run's config"}))
+    return notes
 
 
 def teacher_notes(cards: Sequence[str | Path]) -> list[str]:
@@ -404,11 +425,9 @@ def _speed_command(args: argparse.Namespace) -> int:
 
 
 def _results_command(args: argparse.Namespace) -> int:
-    frame = results_table(args.scores, args.selections, json.loads(args.paper))
+    frame = results_table(args.scores, args.selections, args.table)
     notes = [*teacher_notes(args.cards), *args.note,
-             *redundancy_notes([r for _, r in args.scores])]
-    if args.table in PAPER_NOTES:
-        notes.append(PAPER_NOTES[args.table])
+             *redundancy_notes([r for _, r in args.scores]), *paper_notes(args.table)]
     write_table(frame, args.md, args.csv, RESULTS_TITLES[args.table], notes)
     return 0
 
@@ -464,9 +483,8 @@ def register_cli(tree) -> None:
                    metavar="BLEU_JSON=REDUNDANCY_JSON")
     p.add_argument("--selections", nargs="*", default=[], help="checkpoint-averaging records")
     p.add_argument("--cards", nargs="*", default=[], help="the teachers' model cards")
-    p.add_argument("--paper", default="{}", help="published numbers as JSON")
     p.add_argument("--table", required=True, choices=sorted(RESULTS_TITLES),
-                   help="the paper table: 5 (distilled data) or 10 (raw data)")
+                   help="the paper table: 5 (BLEU, Redu.) or 10 (CRR, DRR)")
     p.add_argument("--note", action="append", default=[])
     p.add_argument("--md", required=True)
     p.add_argument("--csv", required=True)

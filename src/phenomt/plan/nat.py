@@ -29,7 +29,6 @@ from phenomt.nat.recipes import (
     AR_SYSTEM,
     NAT_DATA,
     NAT_MODELS,
-    NAT_TABLE_DATA,
     SYSTEM_LABELS,
     base_model,
     finetune_options,
@@ -329,34 +328,34 @@ class NatPlan:
                          f"direction={self.direction(teacher)}"])
 
     # --- targets -----------------------------------------------------------------------------
-    def table_scores(self, table: str) -> list[tuple[str, str]]:
-        """(BLEU, redundancy) score files of a results table: the AR teacher, then every NAT
-        system trained on the table's data, on every test set of every teacher."""
-        data = NAT_TABLE_DATA[table]
-        systems = [AR_SYSTEM, *(f"{m}.{data}" for m in self.nat_models)]
+    def result_systems(self) -> list[str]:
+        """The rows of the results tables: the AR teacher, then every NAT model on every
+        training data condition (Tables 5 and 10 both show raw and distilled)."""
+        return [AR_SYSTEM, *self.systems()]
+
+    def table_scores(self) -> list[tuple[str, str]]:
+        """(BLEU, redundancy) score files of the results tables, on every test set of every
+        teacher."""
         return [(self.bleu_json(t, s, c), self.redundancy_json(t, s, c))
-                for t in self.teachers for c in self.models.test_sets(t) for s in systems]
+                for t in self.teachers for c in self.models.test_sets(t)
+                for s in self.result_systems()]
 
-    def table_score_files(self, table: str) -> list[str]:
-        return [f for pair in self.table_scores(table) for f in pair]
+    def table_score_files(self) -> list[str]:
+        return [f for pair in self.table_scores() for f in pair]
 
-    def table_score_args(self, table: str) -> str:
-        return " ".join(f"{b}={r}" for b, r in self.table_scores(table))
+    def table_score_args(self) -> str:
+        return " ".join(f"{b}={r}" for b, r in self.table_scores())
 
-    def table_selections(self, table: str) -> list[str]:
-        data = NAT_TABLE_DATA[table]
-        return [self.selection_json(t, f"{m}.{data}") for t in self.teachers
-                for m in self.nat_models]
+    def table_selections(self) -> list[str]:
+        return [self.selection_json(t, s) for t in self.teachers for s in self.systems()]
 
     def teacher_cards(self) -> list[str]:
         return self.models.cards(self.teachers)
 
-    def paper_json(self) -> str:
-        return options_json(self.section["paper"]) if self.section else "{}"
-
-    def result_tables(self) -> list[str]:
-        """The results tables this config produces: 5 for distilled data, 10 for raw data."""
-        return [n for n, data in NAT_TABLE_DATA.items() if data in self.data_conditions]
+    @staticmethod
+    def result_tables() -> list[str]:
+        """The paper's results tables: 5 (BLEU, Redu.) and 10 (CRR, DRR)."""
+        return ["5", "10"]
 
     def tables(self) -> list[str]:
         if not self.teachers:
