@@ -1,0 +1,158 @@
+"""LTCR on the hand-made test set tests/data/lexcons/mini, scored with the hand-written
+alignment hyp.align (no aligner runs).
+
+Document test-1 (医生 "doctor" ×4, 医院 "hospital" ×3; res chain 医生 at s0t0, s1t2, s2t0):
+  translations (aligned tokens, lower-cased, function words dropped, Porter-stemmed):
+    医生 s0t0 "the doctor" → (doctor)      医院 s0t2 "the hospital" → (hospit)
+    医生 s1t2 "doctors"    → (doctor)      医院 s1t0 "Hospital"     → (hospit)
+    医生 s2t0 "physician"  → (physician)   医院 s2t2 "medical center" → (medic, center)
+    医生 s2t4 "doctors"    → (doctor)
+  医生 pairs: 00-12 C, 00-20 I, 00-24 C, 12-20 I, 12-24 C, 20-24 I → 3 of 6
+  医院 pairs: 02-10 C, 02-22 I, 10-22 I                             → 1 of 3
+  L-Anno (chain 00, 12, 20): 00-12 C, 00-20 I, 12-20 I              → 1 of 3
+Document test-2 (政府 ×3, 宣布 ×2, 政策 ×3; res chains 政府 s0t0 s1t2, 政策 s0t3 s1t0 s2t3):
+    政府 s0t0 "The State Council" → (state, council)   宣布 s0t1 "announced" → (announc)
+    政府 s1t2 "the state council" → (state, council)   宣布 s2t1 "announces" → (announc)
+    政府 s2t0 "government"        → (govern)
+    政策 s0t3 "policies" → (polici), s1t0 "policy" → (polici), s2t3 "it" → () unjudged
+  政府: 00-12 C (multi-word), 00-20 I, 12-20 I → 1 of 3
+  宣布: 01-21 C (stemming)                       → 1 of 1 (VERB)
+  政策: 03-10 C, 03-23 unjudged, 10-23 unjudged  → 1 of 1 judged, 2 unjudged
+  L-Anno: 政府 00-12 C; 政策 as above           → 2 of 2 judged, 2 unjudged
+Totals: L-All 16 pairs, 14 judged, 7 consistent → 0.5 (2 unjudged);
+        L-Anno 7 pairs, 5 judged, 3 consistent → 0.6 (2 unjudged).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from phenomt.cli import build_parser
+from phenomt.core.io import InputError
+from phenomt.core.metrics import ltcr
+from tests.conftest import ROOT
+
+DATA = ROOT / "tests" / "data" / "lexcons"
+MINI = DATA / "mini"
+
+
+def run(argv: list[str]) -> int:
+    args = build_parser(["phenomt.lexcons.chains"]).parse_args(argv)
+    return args.handler(args)
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory) -> dict:
+    out = tmp_path_factory.mktemp("ltcr") / "out.json"
+    assert run(["score", "ltcr", "--testset", str(MINI), "--hyp", str(DATA / "hyp.txt"),
+                "--alignment", str(DATA / "hyp.align"), "--output", str(out),
+                "--resamples", "200"]) == 0
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def test_hand_computed_totals(scored):
+    assert (scored["pairs_all"], scored["judged_all"], scored["consistent_all"]) == (16, 14, 7)
+    assert scored["unjudged_all"] == 2
+    assert scored["l_all"] == pytest.approx(0.5)
+    assert (scored["pairs_anno"], scored["judged_anno"], scored["consistent_anno"]) == (7, 5, 3)
+    assert scored["unjudged_anno"] == 2
+    assert scored["l_anno"] == pytest.approx(0.6)
+
+
+def test_breakdowns(scored):
+    verb = scored["by_pos"]["VERB"]["all"]
+    assert (verb["pairs"], verb["consistent"]) == (1, 1)
+    noun = scored["by_pos"]["NOUN"]["all"]
+    assert (noun["pairs"], noun["judged"], noun["consistent"]) == (15, 13, 6)
+    # the only same-sentence pair is 医生 s2t0-s2t4: physician vs doctor
+    same = scored["by_distance"]["0"]["all"]
+    assert (same["pairs"], same["judged"], same["consistent"]) == (1, 1, 0)
+    assert sum(b["all"]["pairs"] for b in scored["by_distance"].values()) == 16
+    assert "PorterStemmer" in scored["stemmer"]
+    low, high = scored["intervals"]["l_all"]
+    assert 0.0 <= low <= high <= 1.0
+
+
+def test_output_is_deterministic(tmp_path, scored):
+    out = tmp_path / "again.json"
+    run(["score", "ltcr", "--testset", str(MINI), "--hyp", str(DATA / "hyp.txt"),
+         "--alignment", str(DATA / "hyp.align"), "--output", str(out), "--resamples", "200"])
+    assert json.loads(out.read_text(encoding="utf-8")) == scored
+
+
+def test_without_res_l_anno_is_null(tmp_path):
+    import shutil
+
+    shutil.copytree(MINI / "zh2en_token", tmp_path / "set" / "zh2en_token")
+    out = tmp_path / "out.json"
+    run(["score", "ltcr", "--testset", str(tmp_path / "set"), "--hyp", str(DATA / "hyp.txt"),
+         "--alignment", str(DATA / "hyp.align"), "--output", str(out), "--resamples", "10"])
+    record = json.loads(out.read_text(encoding="utf-8"))
+    assert record["l_anno"] is None and record["pairs_anno"] == 0
+    assert record["pairs_all"] == 16
+
+
+def test_normalise_drops_function_words_and_punctuation_and_stems():
+    stem = ltcr.make_stemmer("porter")
+    words = ltcr.load_function_words()
+    assert ltcr.normalise(["The", "Flood", "-", "resistant", "houses", "'s"], stem, words) == (
+        "flood", "resist", "hous")
+    assert ltcr.normalise(["of", "the", ","], stem, words) == ()
+
+
+def test_judge_marks_empty_translations_unjudged():
+    pairs = [ltcr.Pair(0, (0, 0), (1, 0), "NOUN", True, False),
+             ltcr.Pair(0, (0, 0), (1, 1), "NOUN", True, True)]
+    translations = {(0, (0, 0)): ("clinic",), (0, (1, 0)): ("clinic",), (0, (1, 1)): ()}
+    assert ltcr.judge(pairs, translations) == [True, None]
+
+
+def test_bootstrap_is_seeded_and_skips_empty_samples():
+    counts = np.array([[2, 1], [0, 0], [4, 4]])
+    a = ltcr.bootstrap_ratios(counts, 50, seed=7)
+    b = ltcr.bootstrap_ratios(counts, 50, seed=7)
+    assert np.array_equal(a, b, equal_nan=True)
+    assert ltcr.percentile_interval(np.array([np.nan, np.nan]), 0.95) is None
+    curve = ltcr.sample_size_curve(counts, [1, 3], 100, seed=3)
+    assert [c["documents"] for c in curve] == [1, 3]
+
+
+def test_alignment_errors_name_file_and_line(tmp_path):
+    bad = tmp_path / "bad.align"
+    bad.write_text("0-0\n0-x\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"bad\.align:2"):
+        ltcr.read_alignment(bad, [["a"], ["b"]], [["x"], ["y"]])
+    bad.write_text("0-0\n0-5\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"bad\.align:2: point 0-5 outside"):
+        ltcr.read_alignment(bad, [["a"], ["b"]], [["x"], ["y"]])
+
+
+def test_hypothesis_line_count_is_checked(tmp_path):
+    short = tmp_path / "short.txt"
+    short.write_text("one line\n", encoding="utf-8")
+    with pytest.raises(InputError, match="has 1 lines but the test set"):
+        run(["score", "ltcr", "--testset", str(MINI), "--hyp", str(short),
+             "--alignment", str(DATA / "hyp.align"), "--output", str(tmp_path / "o.json")])
+
+
+def test_aligner_path_trains_saves_and_reuses_a_model(tmp_path):
+    """Without --alignment: sacremoses tokenization and fast_align, trained once, reused."""
+    model = tmp_path / "model"
+    assert run(["lexcons", "align-train", "--testset", str(MINI), "--model-dir",
+                str(model)]) == 0
+    assert (model / "settings.json").is_file()
+    outs = []
+    for name in ("a", "b"):
+        out = tmp_path / f"{name}.json"
+        run(["score", "ltcr", "--testset", str(MINI), "--hyp", str(DATA / "hyp.txt"),
+             "--align-model", str(model), "--output", str(out), "--resamples", "10",
+             "--save-alignment", str(tmp_path / f"{name}.align")])
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+    record = json.loads(outs[0])
+    assert record["pairs_all"] == 16 and record["settings"]["align_model"] == str(model)
+    assert len(Path(tmp_path / "a.align").read_text(encoding="utf-8").splitlines()) == 6
