@@ -1,0 +1,307 @@
+"""``phenomt systems ...`` (prepare and score given system outputs) and
+``phenomt table systems-...`` (their tables).
+
+Every command takes plain paths and values and writes its JSON, text or table files
+atomically.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from phenomt.core.io import InputError, write_json
+from phenomt.core.tables import load_json, write_table
+from phenomt.systems import mqm, outputs, scores, tables
+
+
+def _print(record: dict) -> None:
+    print(json.dumps(record, indent=2, ensure_ascii=False, sort_keys=True))
+
+
+def _named_file(text: str) -> tuple[str, str]:
+    name, sep, path = text.partition("=")
+    if not sep or not name or not path:
+        raise argparse.ArgumentTypeError(f"expected NAME=FILE, got {text!r}")
+    return name, path
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
+    return value
+
+
+def _add_identity(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--testset", required=True, help="test set name, e.g. newstest2017.en-de")
+    p.add_argument("--system", required=True)
+    p.add_argument("--kind", help="e.g. autoregressive, non-autoregressive")
+    p.add_argument("--origin", help="where the output comes from (shown in the tables)")
+    p.add_argument("--licence", help="its licence or terms (shown in the tables)")
+
+
+def _add_mask(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--mask", help="1/0 a line: the main result on the marked lines, all lines "
+                                  "secondary (newstest2021 zh-en official lines)")
+    p.add_argument("--mask-name", default="official", help="name of the masked subset")
+
+
+def _add_redundancy_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--src", required=True, help="the test set's source (exemption quotas)")
+    p.add_argument("--ref", required=True, help="the reference (stopwords, quotas)")
+    p.add_argument("--source-lang", required=True)
+    p.add_argument("--target-lang", required=True)
+    p.add_argument("--stopword-count", type=int,
+                   help="k most frequent reference tokens (default 10, Chinese 3)")
+    p.add_argument("--embeddings", help="vectors text file (or fairseq checkpoint with "
+                                        "--embeddings-dict): enables synonyms")
+    p.add_argument("--embeddings-dict")
+    p.add_argument("--threshold", type=float, help="cosine above which tokens are synonyms")
+    p.add_argument("--samples", type=_positive, default=1000, help="bootstrap samples")
+    p.add_argument("--seed", type=_positive, default=scores.DEFAULT_SEED)
+    _add_mask(p)
+    p.add_argument("--output", required=True)
+
+
+def _check_embeddings(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    if (args.embeddings is None) != (args.threshold is None):
+        parser.error("--embeddings and --threshold go together")
+    if args.embeddings_dict and not args.embeddings:
+        parser.error("--embeddings-dict needs --embeddings")
+
+
+# --------------------------------------------------------------------------- systems
+
+def _check_command(args: argparse.Namespace) -> int:
+    output = outputs.read_output(args.hyp, args.ref)
+    summary = {"hypothesis": args.hyp, "reference": args.ref, **output.summary()}
+    if args.mask:
+        mask = outputs.read_mask(args.mask, len(output.lines), args.ref)
+        summary["masked_lines"] = sum(mask)
+    if args.output:
+        write_json(args.output, summary)
+    _print(summary)
+    return 0
+
+
+def _subset_command(args: argparse.Namespace) -> int:
+    count = outputs.subset_file(args.input, args.mask, args.output)
+    print(f"{args.output}: {count} lines")
+    return 0
+
+
+def _prepare_mqm_command(args: argparse.Namespace) -> int:
+    rows = mqm.read_mqm(args.annotations)
+    recovered = outputs.mqm_outputs(rows, args.annotations)
+    manifest = outputs.write_mqm_outputs(recovered, args.outdir, args.src_lang, args.tgt_lang,
+                                         args.origin or str(args.annotations))
+    print(f"{args.outdir}: {len(manifest['systems'])} systems x {manifest['segments']} "
+          f"segments in {len(manifest['documents'])} documents")
+    return 0
+
+
+def _with_identity(record: dict, args: argparse.Namespace) -> dict:
+    record.update(origin=args.origin, licence=args.licence)
+    return record
+
+
+def _score_command(args: argparse.Namespace) -> int:
+    if (args.baseline is None) != (args.baseline_hyp is None) and args.baseline != args.system:
+        args.systems_parser.error("--baseline needs --baseline-hyp (unless it is --system)")
+    record = scores.score_record(
+        testset=args.testset, system=args.system, hyp=args.hyp, ref=args.ref,
+        target_lang=args.target_lang, baseline=args.baseline, baseline_hyp=args.baseline_hyp,
+        mask=args.mask, mask_name=args.mask_name, tokenize=args.tokenize, test=args.test,
+        samples=args.samples, seed=args.seed, kind=args.kind)
+    write_json(args.output, _with_identity(record, args))
+    main = record["subsets"][record["main"]]
+    print(f"{args.testset} {args.system}: BLEU {main['bleu']['score']:.2f} "
+          f"[{main['bleu']['ci_low']:.2f}, {main['bleu']['ci_high']:.2f}], "
+          f"chrF {main['chrf']['score']:.2f} -> {args.output}")
+    return 0
+
+
+def _redundancy_command(args: argparse.Namespace) -> int:
+    _check_embeddings(args.systems_parser, args)
+    record = scores.redundancy_record(
+        testset=args.testset, system=args.system, hyp=args.hyp, src=args.src, ref=args.ref,
+        source_lang=args.source_lang, target_lang=args.target_lang, mask=args.mask,
+        mask_name=args.mask_name, stopword_count=args.stopword_count,
+        embeddings=args.embeddings, embeddings_dict=args.embeddings_dict,
+        threshold=args.threshold, samples=args.samples, seed=args.seed, kind=args.kind)
+    write_json(args.output, _with_identity(record, args))
+    main = record["subsets"][record["main"]]
+    print(f"{args.testset} {args.system}: CRR {main['crr']}, DRR {main['drr']} -> "
+          f"{args.output}")
+    return 0
+
+
+def _redundancy_test_command(args: argparse.Namespace) -> int:
+    _check_embeddings(args.systems_parser, args)
+    (name_a, hyp_a), (name_b, hyp_b) = args.a, args.b
+    if name_a == name_b:
+        args.systems_parser.error("--a and --b must name different systems")
+    record = scores.redundancy_comparison(
+        testset=args.testset, system_a=name_a, hyp_a=hyp_a, system_b=name_b, hyp_b=hyp_b,
+        src=args.src, ref=args.ref, source_lang=args.source_lang,
+        target_lang=args.target_lang, mask=args.mask, mask_name=args.mask_name,
+        stopword_count=args.stopword_count, embeddings=args.embeddings,
+        embeddings_dict=args.embeddings_dict, threshold=args.threshold,
+        samples=args.samples, trials=args.trials, seed=args.seed)
+    write_json(args.output, record)
+    _print(record["subsets"])
+    return 0
+
+
+def _metric_columns(records: list[str], columns: list[str]) -> dict[str, dict]:
+    """column -> system -> value, from score records (one per system)."""
+    loaded = [(path, load_json(path)) for path in records]
+    found: dict[str, dict] = {}
+    for column in columns:
+        values: dict = {}
+        for path, record in loaded:
+            if "system" not in record:
+                raise InputError(path, "not a per-system record: no 'system' field")
+            value = mqm.metric_from_record(record, column)
+            if value is not None:
+                if record["system"] in values:
+                    raise InputError(path, f"a second {column!r} value for system "
+                                           f"{record['system']!r}")
+                values[record["system"]] = value
+        found[column] = values
+    return found
+
+
+def _mqm_command(args: argparse.Namespace) -> int:
+    if bool(args.records) != bool(args.metric):
+        args.systems_parser.error("--records and --metric go together")
+    metrics = _metric_columns(args.records, args.metric) if args.records else {}
+    record = mqm.mqm_record(args.annotations, args.categories, metrics, args.weak_below)
+    write_json(args.output, record)
+    for c in record["correlations"]:
+        rho = "—" if c["rho"] is None else f"{c['rho']:+.3f} (p {c['p']:.4f})"
+        print(f"{c['metric']} vs {c['category']}: n={c['n']} rho={rho}"
+              + (" [weak]" if c["weak"] else ""), file=sys.stderr)
+    return 0
+
+
+# --------------------------------------------------------------------------- tables
+
+def _bleu_table_command(args: argparse.Namespace) -> int:
+    frame, notes = tables.bleu_table([load_json(p) for p in args.scores],
+                                     tables.load_catalogue(args.catalogue))
+    write_table(frame, args.md, args.csv, "Given systems: BLEU and chrF with 95% confidence "
+                "intervals and paired significance against the baseline", notes)
+    return 0
+
+
+def _redundancy_table_command(args: argparse.Namespace) -> int:
+    frame, notes = tables.redundancy_table([load_json(p) for p in args.records],
+                                           [load_json(p) for p in args.comparisons],
+                                           tables.load_catalogue(args.catalogue))
+    write_table(frame, args.md, args.csv, "Given systems: continuous and discontinuous "
+                "redundancy (CRR, DRR) with sentence-bootstrap intervals", notes)
+    return 0
+
+
+def _mqm_table_command(args: argparse.Namespace) -> int:
+    frame, notes = tables.mqm_table(load_json(args.mqm), tables.load_catalogue(args.catalogue),
+                                    args.testset)
+    write_table(frame, args.md, args.csv, f"MQM error rates beside metrics ({args.testset})",
+                notes)
+    return 0
+
+
+def _table_io(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--catalogue", type=Path,
+                   help="systems TSV (default: the package's sysout catalogue)")
+    p.add_argument("--md", required=True)
+    p.add_argument("--csv", required=True)
+
+
+def register_cli(tree) -> None:
+    p = tree.add("systems check", "Validate a system output against its reference",
+                 _check_command)
+    p.add_argument("--hyp", required=True)
+    p.add_argument("--ref", required=True)
+    p.add_argument("--mask")
+    p.add_argument("--output", help="also write the summary as JSON")
+
+    p = tree.add("systems subset", "Keep the lines a 1/0 mask selects", _subset_command)
+    p.add_argument("--input", required=True)
+    p.add_argument("--mask", required=True)
+    p.add_argument("--output", required=True)
+
+    p = tree.add("systems prepare-mqm", "Recover plain system outputs, source and document ids "
+                 "from an MQM annotation file", _prepare_mqm_command)
+    p.add_argument("--annotations", required=True)
+    p.add_argument("--src-lang", required=True)
+    p.add_argument("--tgt-lang", required=True)
+    p.add_argument("--origin", help="where the annotations come from (manifest)")
+    p.add_argument("--outdir", required=True)
+
+    p = tree.add("systems score", "BLEU and chrF with sacreBLEU's intervals and paired test "
+                 "against a baseline, as a JSON record", _score_command)
+    _add_identity(p)
+    p.add_argument("--hyp", required=True)
+    p.add_argument("--ref", required=True)
+    p.add_argument("--target-lang", required=True)
+    p.add_argument("--baseline", help="name of the baseline system")
+    p.add_argument("--baseline-hyp", help="the baseline's output")
+    p.add_argument("--tokenize", help="sacreBLEU tokenizer (default: by target language)")
+    p.add_argument("--test", choices=sorted(scores.TESTS), default="bs")
+    p.add_argument("--samples", type=_positive,
+                   help="bootstrap samples (bs, default 1000) or trials (ar, default 10000)")
+    p.add_argument("--seed", type=_positive, default=scores.DEFAULT_SEED)
+    _add_mask(p)
+    p.add_argument("--output", required=True)
+    p.set_defaults(systems_parser=p)
+
+    p = tree.add("systems redundancy", "Word-level CRR and DRR with sentence-bootstrap "
+                 "intervals, as a JSON record", _redundancy_command)
+    _add_identity(p)
+    p.add_argument("--hyp", required=True)
+    _add_redundancy_options(p)
+    p.set_defaults(systems_parser=p)
+
+    p = tree.add("systems redundancy-test", "Paired test of CRR and DRR between two systems "
+                 "(e.g. a non-autoregressive system against its AR twin)",
+                 _redundancy_test_command)
+    p.add_argument("--testset", required=True)
+    p.add_argument("--a", required=True, type=_named_file, metavar="NAME=FILE")
+    p.add_argument("--b", required=True, type=_named_file, metavar="NAME=FILE")
+    p.add_argument("--trials", type=_positive, default=10000, help="randomization trials")
+    _add_redundancy_options(p)
+    p.set_defaults(systems_parser=p)
+
+    p = tree.add("systems mqm", "MQM category rates per system and their rank correlation "
+                 "with metric columns", _mqm_command)
+    p.add_argument("--annotations", required=True)
+    p.add_argument("--categories", nargs="+", default=list(mqm.RELEVANT_CATEGORIES))
+    p.add_argument("--records", nargs="*", default=[],
+                   help="per-system score records of the annotated systems")
+    p.add_argument("--metric", nargs="*", default=[],
+                   help="columns of the records: bleu, chrf, crr, drr, redundancy, or a key")
+    p.add_argument("--weak-below", type=_positive, default=mqm.WEAK_BELOW)
+    p.add_argument("--output", required=True)
+    p.set_defaults(systems_parser=p)
+
+    p = tree.add("table systems-bleu", "BLEU/chrF of given systems with intervals and "
+                 "significance", _bleu_table_command)
+    p.add_argument("--scores", nargs="+", required=True)
+    _table_io(p)
+
+    p = tree.add("table systems-redundancy", "CRR/DRR of given systems with intervals and "
+                 "paired tests", _redundancy_table_command)
+    p.add_argument("--records", nargs="+", required=True)
+    p.add_argument("--comparisons", nargs="*", default=[])
+    _table_io(p)
+
+    p = tree.add("table systems-mqm", "MQM error rates beside metrics, with Spearman's rho",
+                 _mqm_table_command)
+    p.add_argument("--mqm", required=True, help="record of 'phenomt systems mqm'")
+    p.add_argument("--testset", required=True)
+    _table_io(p)

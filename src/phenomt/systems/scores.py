@@ -1,0 +1,446 @@
+"""Scores of one system output on one test set, one JSON record per (test set, system).
+
+**BLEU and chrF** come from sacreBLEU, with its signature. Confidence intervals and paired
+significance against a baseline system come from sacreBLEU's own tests
+(:class:`sacrebleu.significance.PairedTest`): paired bootstrap resampling (``bs``, Koehn 2004,
+as in Moses) or paired approximate randomization (``ar``, Riezler & Maxwell 2005, with a
+bootstrap interval beside it). The 95% interval is sacreBLEU's: the bootstrap mean ± half the
+width between the 2.5th and 97.5th percentiles. sacreBLEU seeds these from ``SACREBLEU_SEED``;
+the seed given here is set for the call only. Two deviations from a bare sacreBLEU call:
+
+- a system whose hypotheses equal the baseline's line for line gets p = 1: sacreBLEU counts
+  resampled differences *strictly* above the observed one, so a zero difference that can never
+  change would get the smallest possible p instead;
+- seed 0 is refused, because sacreBLEU's paired tests take a seed of 0 as "no seed".
+
+**CRR and DRR** (:mod:`phenomt.core.metrics.redundancy`) at word level: Moses tokenization
+(sacremoses, as in :func:`phenomt.core.text.tokenize`), jieba for Chinese; identical tokens are
+redundant, synonyms only when embeddings are given; stopwords are the k most frequent tokens of
+the *whole* reference of the test set (k = 10, Chinese 3), so every system of a test set and
+every subset of it share them; the exemption quotas M~ come from each line's source and
+reference. Case is kept. The settings, including the stopwords themselves, are stated in every
+record. Intervals are percentile intervals of a sentence bootstrap of the pooled ratios
+(``scipy.stats.bootstrap``); two systems are compared with a paired sentence bootstrap (same
+resampled sentences for both; p from the centred bootstrap distribution of the difference) and
+a paired approximate randomization (``scipy.stats.permutation_test``, swapping the two systems'
+sentences).
+
+Empty hypotheses are scored as empty (see :mod:`phenomt.systems.outputs`); their count is in
+the record. A mask (newstest2021 Zh→En's official lines) makes its subset the main result and
+all lines a secondary one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from phenomt.core.metrics.bleu import default_tokenizer
+from phenomt.core.metrics.redundancy import (
+    EmbeddingSynonyms,
+    SentenceRedundancy,
+    default_stopword_count,
+    frequent_tokens,
+    load_embeddings,
+    pool,
+    score_sentences,
+)
+from phenomt.core.text import tokenize as word_tokenize
+from phenomt.systems.outputs import (
+    SystemOutput,
+    apply_mask,
+    check_line_count,
+    read_mask,
+    read_output,
+    read_text,
+)
+
+TESTS = {"bs": "paired bootstrap resampling", "ar": "paired approximate randomization"}
+DEFAULT_SEED = 12345
+DEFAULT_SAMPLES = {"bs": 1000, "ar": 10000}
+CI_SAMPLES = 1000
+ALPHA = 0.05
+CONFIDENCE = 0.95
+ALL_LINES = "all"
+
+
+# --------------------------------------------------------------------------- BLEU and chrF
+
+@contextlib.contextmanager
+def _sacrebleu_seed(seed: int) -> Iterator[None]:
+    previous = os.environ.get("SACREBLEU_SEED")
+    os.environ["SACREBLEU_SEED"] = str(seed)
+    try:
+        yield
+    finally:
+        if previous is None:
+            del os.environ["SACREBLEU_SEED"]
+        else:
+            os.environ["SACREBLEU_SEED"] = previous
+
+
+def _check_seed(seed: int) -> None:
+    if seed < 1:
+        raise ValueError(f"seed must be a positive integer (sacreBLEU reads 0 as unseeded), "
+                         f"got {seed}")
+
+
+def sacrebleu_metrics(tokenize: str = "13a") -> dict:
+    """Our key -> a fresh sacreBLEU metric: corpus BLEU (default settings) and chrF2."""
+    from sacrebleu.metrics import BLEU, CHRF
+
+    return {"bleu": BLEU(tokenize=tokenize), "chrf": CHRF()}
+
+
+def _interval(mean: float | None, half: float | None) -> tuple[float | None, float | None]:
+    if mean is None or half is None:
+        return None, None
+    return float(mean - half), float(mean + half)
+
+
+def significance(hypotheses: Sequence[str], references: Sequence[str],
+                 baseline: Sequence[str] | None = None, *, tokenize: str = "13a",
+                 test: str = "bs", samples: int | None = None, ci_samples: int = CI_SAMPLES,
+                 seed: int = DEFAULT_SEED, alpha: float = ALPHA) -> dict[str, dict]:
+    """BLEU and chrF of a system with sacreBLEU's 95% interval and, given a baseline's
+    hypotheses, its paired test against the baseline (``test``: ``bs`` or ``ar``)."""
+    from sacrebleu.significance import PairedTest
+
+    if test not in TESTS:
+        raise ValueError(f"unknown test {test!r}; expected one of {', '.join(TESTS)}")
+    _check_seed(seed)
+    samples = samples or DEFAULT_SAMPLES[test]
+    if len(hypotheses) != len(references) or (baseline is not None
+                                              and len(baseline) != len(references)):
+        raise ValueError("hypotheses, baseline and references differ in length")
+    metrics = sacrebleu_metrics(tokenize)
+    named = ([("baseline", list(baseline))] if baseline is not None else []) + [
+        ("system", list(hypotheses))]
+    with _sacrebleu_seed(seed):
+        tester = PairedTest(named, metrics, [list(references)], test_type=test,
+                            n_samples=samples,
+                            n_ar_confidence=ci_samples if test == "ar" else -1)
+        signatures, results = tester()
+    # PairedTest keys its results by sacreBLEU's metric names (BLEU, chrF2), in our order.
+    names = [name for name in results if name != "System"]
+    identical = baseline is not None and list(hypotheses) == list(baseline)
+    found = {}
+    for key, name in zip(metrics, names, strict=True):
+        mine = results[name][-1]
+        low, high = _interval(mine.mean, mine.ci)
+        entry = {"score": float(mine.score), "mean": None if mine.mean is None else
+                 float(mine.mean), "ci_low": low, "ci_high": high,
+                 "ci_halfwidth": None if mine.ci is None else float(mine.ci),
+                 "signature": str(metrics[key].get_signature()),
+                 "test_signature": str(signatures[name]),
+                 "baseline_score": None, "difference": None, "p_value": None,
+                 "significant": None}
+        if baseline is not None:
+            base = results[name][0]
+            p = 1.0 if identical else float(mine.p_value)
+            entry.update(baseline_score=float(base.score),
+                         difference=float(mine.score - base.score), p_value=p,
+                         significant=p < alpha)
+        found[key] = entry
+    return found
+
+
+@dataclass(frozen=True)
+class Subset:
+    """A named selection of test-set lines (``mask`` None = all lines)."""
+
+    name: str
+    mask: list[bool] | None
+
+    def select(self, lines: Sequence[str]) -> list[str]:
+        return list(lines) if self.mask is None else apply_mask(lines, self.mask)
+
+
+def subsets_of(reference: str | os.PathLike[str], lines: int,
+               mask: str | os.PathLike[str] | None, mask_name: str) -> list[Subset]:
+    """The main subset first: the masked lines when a mask is given, then all lines."""
+    if mask is None:
+        return [Subset(ALL_LINES, None)]
+    if mask_name == ALL_LINES:
+        raise ValueError(f"the masked subset cannot be called {ALL_LINES!r}")
+    return [Subset(mask_name, read_mask(mask, lines, reference)), Subset(ALL_LINES, None)]
+
+
+def _empty_in(output: SystemOutput, subset: Subset) -> int:
+    if subset.mask is None:
+        return len(output.empty)
+    return sum(1 for n in output.empty if subset.mask[n - 1])
+
+
+def score_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
+                 ref: str | os.PathLike[str], target_lang: str,
+                 baseline: str | None = None, baseline_hyp: str | os.PathLike[str] | None = None,
+                 mask: str | os.PathLike[str] | None = None, mask_name: str = "official",
+                 tokenize: str | None = None, test: str = "bs", samples: int | None = None,
+                 seed: int = DEFAULT_SEED, kind: str | None = None) -> dict:
+    """The BLEU/chrF record of one system on one test set: identity and line counts, the test's
+    settings, and per subset (main first) BLEU and chrF with interval, p and signatures."""
+    references = read_text(ref)
+    output = read_output(hyp, ref)
+    tokenize = tokenize or default_tokenizer(target_lang)
+    is_baseline = baseline is not None and baseline == system
+    base_lines = None
+    if baseline is not None and not is_baseline:
+        if baseline_hyp is None:
+            raise ValueError(f"baseline {baseline!r} named without its hypothesis file")
+        base_lines = read_output(baseline_hyp, ref, warn=False).lines
+    samples = samples or DEFAULT_SAMPLES[test]
+    subsets = subsets_of(ref, len(references), mask, mask_name)
+    scored = {}
+    for subset in subsets:
+        result = significance(subset.select(output.lines), subset.select(references),
+                              None if base_lines is None else subset.select(base_lines),
+                              tokenize=tokenize, test=test, samples=samples, seed=seed)
+        scored[subset.name] = {"sentences": len(subset.select(references)),
+                               "empty_lines": _empty_in(output, subset), **result}
+    return {
+        "testset": testset, "system": system, "kind": kind, "hypothesis": str(hyp),
+        "reference": str(ref), "target_lang": target_lang, "tokenize": tokenize,
+        **output.summary(), "baseline": baseline, "is_baseline": is_baseline,
+        "mask": None if mask is None else str(mask),
+        "test": {"type": test, "name": TESTS[test], "samples": samples,
+                 "ci_samples": samples if test == "bs" else CI_SAMPLES, "seed": seed,
+                 "alpha": ALPHA, "confidence": CONFIDENCE,
+                 "source": "sacrebleu.significance.PairedTest"},
+        "main": subsets[0].name, "subsets": scored,
+    }
+
+
+# --------------------------------------------------------------------------- CRR and DRR
+
+def tokenizer_name(lang: str) -> str:
+    return "jieba" if lang in ("zh", "ja") else ("sacremoses (Moses punctuation normalisation "
+                                                 "and tokenization, aggressive dash splits)")
+
+
+def word_tokens(lines: Sequence[str], lang: str) -> list[list[str]]:
+    """Word tokens of every line (sacremoses; jieba for Chinese)."""
+    return [word_tokenize(line, lang).split() if line.strip() else [] for line in lines]
+
+
+@dataclass(frozen=True)
+class RedundancySetup:
+    """What every system of a test set shares: stopwords, synonym relation and its record."""
+
+    stopwords: frozenset[str]
+    synonyms: EmbeddingSynonyms | None
+    settings: dict
+
+
+def redundancy_setup(reference_tokens: Sequence[Sequence[str]], target_lang: str,
+                     source_lang: str, *, stopword_count: int | None = None,
+                     embeddings: str | None = None, embeddings_dict: str | None = None,
+                     threshold: float | None = None) -> RedundancySetup:
+    """Stopwords from the whole reference; synonyms only from given embeddings."""
+    k = default_stopword_count(target_lang) if stopword_count is None else stopword_count
+    stopwords = frequent_tokens(reference_tokens, k)
+    synonyms = None
+    if embeddings is not None:
+        if threshold is None:
+            raise ValueError("embeddings need a cosine threshold")
+        synonyms = EmbeddingSynonyms(load_embeddings(embeddings, embeddings_dict), threshold)
+    settings = {
+        "level": "word", "target_tokenizer": tokenizer_name(target_lang),
+        "source_tokenizer": tokenizer_name(source_lang), "case": "kept",
+        "redundant": ("identical tokens" if synonyms is None else
+                      f"identical tokens or embedding cosine > {threshold}"),
+        "embeddings": embeddings, "threshold": threshold,
+        "stopword_rule": f"the {k} most frequent tokens of the whole reference",
+        "stopword_count": k, "stopwords": list(stopwords),
+        "exemptions": "stopwords; repeats up to max(source count, reference count) - 1 per line",
+        "pooling": "sum of counts over sum of (|Y| - 1)",
+    }
+    return RedundancySetup(frozenset(stopwords), synonyms, settings)
+
+
+def _seed_keyword() -> str:
+    # scipy >= 1.15 names the generator `rng`; older releases call it `random_state`.
+    from scipy.stats import bootstrap
+
+    return "rng" if "rng" in inspect.signature(bootstrap).parameters else "random_state"
+
+
+def _counts(results: Sequence[SentenceRedundancy]) -> dict[str, np.ndarray]:
+    cont = np.array([r.continuous for r in results], dtype=np.float64)
+    disc = np.array([r.discontinuous for r in results], dtype=np.float64)
+    return {"crr": cont, "drr": disc, "redundancy": cont + disc,
+            "denominator": np.array([r.denominator for r in results], dtype=np.float64)}
+
+
+MEASURES = ("crr", "drr", "redundancy")
+
+
+def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> Callable:
+    def statistic(index: np.ndarray, axis: int = -1) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return numerator[index].sum(axis=axis) / denominator[index].sum(axis=axis)
+    return statistic
+
+
+def bootstrap_ratios(results: Sequence[SentenceRedundancy], *, samples: int = 1000,
+                     seed: int = DEFAULT_SEED, confidence: float = CONFIDENCE) -> dict:
+    """Pooled CRR, DRR and CRR + DRR with percentile intervals of a sentence bootstrap."""
+    from scipy.stats import bootstrap
+
+    counts = _counts(results)
+    pooled = pool(results).as_dict()
+    found: dict = {key: pooled[key] for key in ("continuous", "discontinuous", "denominator",
+                                                 "tokens", "scored_sentences",
+                                                 "exempt_stopword", "exempt_multiple")}
+    index = np.arange(len(results))
+    for measure in MEASURES:
+        value = None
+        low = high = None
+        if counts["denominator"].sum() > 0:
+            statistic = _ratio(counts[measure], counts["denominator"])
+            value = float(statistic(index))
+            res = bootstrap((index,), statistic, n_resamples=samples, vectorized=True,
+                            method="percentile", confidence_level=confidence, batch=200,
+                            **{_seed_keyword(): np.random.default_rng(seed)})
+            low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+        found[measure] = value
+        found[f"{measure}_ci"] = None if value is None else [low, high]
+    return found
+
+
+def paired_redundancy_test(a: Sequence[SentenceRedundancy], b: Sequence[SentenceRedundancy],
+                           *, samples: int = 1000, trials: int = 10000,
+                           seed: int = DEFAULT_SEED, confidence: float = CONFIDENCE,
+                           alpha: float = ALPHA) -> dict:
+    """System a against system b on the same sentences, per measure: the difference a - b of
+    the pooled ratios, its paired-bootstrap interval and p, and the randomization p."""
+    from scipy.stats import bootstrap, permutation_test
+
+    if len(a) != len(b):
+        raise ValueError(f"{len(a)} against {len(b)} sentences")
+    ca, cb = _counts(a), _counts(b)
+    n = len(a)
+    index = np.arange(n)
+    found = {}
+    for measure in MEASURES:
+        if ca["denominator"].sum() == 0 or cb["denominator"].sum() == 0:
+            found[measure] = None
+            continue
+        # Both systems in one table: rows 0..n-1 are a's sentences, n..2n-1 b's.
+        ratio = _ratio(np.concatenate([ca[measure], cb[measure]]),
+                       np.concatenate([ca["denominator"], cb["denominator"]]))
+
+        def difference(x: np.ndarray, y: np.ndarray | None = None, axis: int = -1,
+                       ratio: Callable = ratio) -> np.ndarray:
+            return ratio(x, axis) - ratio(x + n if y is None else y, axis)
+
+        observed = float(difference(index))
+        boot = bootstrap((index,), difference, n_resamples=samples, vectorized=True,
+                         method="percentile", confidence_level=confidence, batch=200,
+                         **{_seed_keyword(): np.random.default_rng(seed)})
+        spread = boot.bootstrap_distribution - boot.bootstrap_distribution.mean()
+        # Centred under the null of no difference; >= so that identical systems get p = 1.
+        p_boot = float((1 + np.sum(np.abs(spread) >= abs(observed))) / (samples + 1))
+        perm = permutation_test((index, index + n), difference, permutation_type="samples",
+                                vectorized=True, n_resamples=trials, batch=200,
+                                **{_seed_keyword(): np.random.default_rng(seed)})
+        found[measure] = {
+            "a": float(ratio(index)), "b": float(ratio(index + n)), "difference": observed,
+            "difference_ci": [float(boot.confidence_interval.low),
+                              float(boot.confidence_interval.high)],
+            "p_bootstrap": p_boot, "p_randomization": float(perm.pvalue),
+            "significant": p_boot < alpha}
+    return found
+
+
+def _tokenized_inputs(hyp: str | os.PathLike[str], src: str | os.PathLike[str],
+                      ref: str | os.PathLike[str], source_lang: str, target_lang: str,
+                      *, warn: bool = True) -> tuple[SystemOutput, list, list, list]:
+    references = read_text(ref)
+    sources = read_text(src)
+    check_line_count(src, len(sources), len(references), ref)
+    output = read_output(hyp, ref, warn=warn)
+    return (output, word_tokens(output.lines, target_lang), word_tokens(sources, source_lang),
+            word_tokens(references, target_lang))
+
+
+def _select(items: Sequence, subset: Subset) -> list:
+    return list(items) if subset.mask is None else [x for x, keep in zip(
+        items, subset.mask, strict=True) if keep]
+
+
+def redundancy_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
+                      src: str | os.PathLike[str], ref: str | os.PathLike[str],
+                      source_lang: str, target_lang: str,
+                      mask: str | os.PathLike[str] | None = None, mask_name: str = "official",
+                      stopword_count: int | None = None, embeddings: str | None = None,
+                      embeddings_dict: str | None = None, threshold: float | None = None,
+                      samples: int = 1000, seed: int = DEFAULT_SEED,
+                      kind: str | None = None) -> dict:
+    """The CRR/DRR record of one system on one test set."""
+    output, hyps, srcs, refs = _tokenized_inputs(hyp, src, ref, source_lang, target_lang)
+    setup = redundancy_setup(refs, target_lang, source_lang, stopword_count=stopword_count,
+                             embeddings=embeddings, embeddings_dict=embeddings_dict,
+                             threshold=threshold)
+    results = score_sentences(hyps, srcs, refs, synonyms=setup.synonyms,
+                              stopwords=setup.stopwords)
+    subsets = subsets_of(ref, len(refs), mask, mask_name)
+    scored = {subset.name: {"sentences": len(_select(results, subset)),
+                            "empty_lines": _empty_in(output, subset),
+                            **bootstrap_ratios(_select(results, subset), samples=samples,
+                                               seed=seed)}
+              for subset in subsets}
+    return {"testset": testset, "system": system, "kind": kind, "hypothesis": str(hyp),
+            "source": str(src), "reference": str(ref), "source_lang": source_lang,
+            "target_lang": target_lang, **output.summary(),
+            "mask": None if mask is None else str(mask),
+            "settings": setup.settings,
+            "bootstrap": {"samples": samples, "seed": seed, "confidence": CONFIDENCE,
+                          "method": "percentile, sentence resampling (scipy.stats.bootstrap)"},
+            "main": subsets[0].name, "subsets": scored}
+
+
+def redundancy_comparison(*, testset: str, system_a: str, hyp_a: str | os.PathLike[str],
+                          system_b: str, hyp_b: str | os.PathLike[str],
+                          src: str | os.PathLike[str], ref: str | os.PathLike[str],
+                          source_lang: str, target_lang: str,
+                          mask: str | os.PathLike[str] | None = None,
+                          mask_name: str = "official", stopword_count: int | None = None,
+                          embeddings: str | None = None, embeddings_dict: str | None = None,
+                          threshold: float | None = None, samples: int = 1000,
+                          trials: int = 10000, seed: int = DEFAULT_SEED) -> dict:
+    """Paired test of CRR, DRR and CRR + DRR between two systems of a test set."""
+    if system_a == system_b:
+        raise ValueError("compare two different systems")
+    out_a, hyps_a, srcs, refs = _tokenized_inputs(hyp_a, src, ref, source_lang, target_lang,
+                                                  warn=False)
+    out_b = read_output(hyp_b, ref, warn=False)
+    hyps_b = word_tokens(out_b.lines, target_lang)
+    setup = redundancy_setup(refs, target_lang, source_lang, stopword_count=stopword_count,
+                             embeddings=embeddings, embeddings_dict=embeddings_dict,
+                             threshold=threshold)
+    res_a = score_sentences(hyps_a, srcs, refs, synonyms=setup.synonyms,
+                            stopwords=setup.stopwords)
+    res_b = score_sentences(hyps_b, srcs, refs, synonyms=setup.synonyms,
+                            stopwords=setup.stopwords)
+    subsets = subsets_of(ref, len(refs), mask, mask_name)
+    tested = {subset.name: {"sentences": len(_select(res_a, subset)),
+                            **paired_redundancy_test(_select(res_a, subset),
+                                                     _select(res_b, subset), samples=samples,
+                                                     trials=trials, seed=seed)}
+              for subset in subsets}
+    return {"testset": testset, "a": system_a, "b": system_b, "hypothesis_a": str(hyp_a),
+            "hypothesis_b": str(hyp_b), "empty_lines": {system_a: len(out_a.empty),
+                                                        system_b: len(out_b.empty)},
+            "settings": setup.settings,
+            "test": {"bootstrap_samples": samples, "randomization_trials": trials,
+                     "seed": seed, "confidence": CONFIDENCE, "alpha": ALPHA,
+                     "difference": "a - b of the pooled ratio",
+                     "significant": "paired bootstrap p < alpha"},
+            "main": subsets[0].name, "subsets": tested}
+

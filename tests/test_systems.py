@@ -1,0 +1,347 @@
+"""Scoring given system outputs: validation, sacreBLEU intervals and tests, CRR/DRR, MQM."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from phenomt.cli import build_parser
+from phenomt.core.io import InputError
+from phenomt.systems import mqm, outputs, scores, tables
+from tests.conftest import ROOT
+
+DATA = ROOT / "tests" / "data" / "systems"
+REF = DATA / "ref.en"
+
+
+def run(*argv: str) -> int:
+    args = build_parser(["phenomt.systems.cli"]).parse_args([str(a) for a in argv])
+    return int(args.handler(args) or 0)
+
+
+# --------------------------------------------------------------------------- validation
+
+def test_wrong_line_count_names_file_and_line(tmp_path):
+    with pytest.raises(InputError) as err:
+        outputs.read_output(DATA / "hyp_short.en", REF)
+    assert err.value.path == str(DATA / "hyp_short.en") and err.value.line == 5
+    assert "hyp_short.en:5:" in str(err.value) and "6" in str(err.value)
+    longer = tmp_path / "long.en"
+    longer.write_text(REF.read_text(encoding="utf-8") + "extra line\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"long\.en:7: .*line 7 has no counterpart"):
+        outputs.read_output(longer, REF)
+
+
+@pytest.mark.parametrize("content, line, words", [
+    (b"one\r\ntwo\r\n", 1, "carriage return"),
+    (b"one\ntwo\rthree\rfour\n", 2, "carriage return"),
+    (b"one\ntwo \xff\xfe\nthree\n", 2, "invalid UTF-8"),
+    (b"\xef\xbb\xbfone\ntwo\n", 1, "byte-order mark"),
+])
+def test_bad_bytes_name_file_and_line(tmp_path, content, line, words):
+    path = tmp_path / "bad.en"
+    path.write_bytes(content)
+    with pytest.raises(InputError, match=words) as err:
+        outputs.read_output(path, expected_lines=3)
+    assert err.value.line == line and str(err.value).startswith(f"{path}:{line}:")
+
+
+def test_empty_lines_are_counted_reported_and_scored(capsys):
+    output = outputs.read_output(DATA / "hyp_empty.en", REF)
+    assert output.empty == (2, 5)
+    assert output.lines[1] == "" and len(output.lines) == 6
+    assert "2 empty line(s)" in capsys.readouterr().err
+    record = scores.score_record(testset="toy", system="empty", hyp=DATA / "hyp_empty.en",
+                                 ref=REF, target_lang="en", samples=50)
+    assert record["empty_lines"] == 2 and record["empty_line_numbers"] == [2, 5]
+    main = record["subsets"]["all"]
+    assert main["sentences"] == 6 and main["empty_lines"] == 2
+    # Scored as empty hypotheses: the same BLEU as sacreBLEU gives with "" in those places.
+    from sacrebleu.metrics import BLEU
+
+    lines = DATA.joinpath("hyp_empty.en").read_text(encoding="utf-8").splitlines()
+    refs = REF.read_text(encoding="utf-8").splitlines()
+    expected = BLEU().corpus_score(lines, [refs])
+    assert main["bleu"]["score"] == pytest.approx(expected.score)
+
+
+def test_mask_values_and_length_are_checked():
+    assert outputs.read_mask(DATA / "mask.txt", 6) == [True, False, True, True, False, True]
+    with pytest.raises(InputError, match=r"mask_bad\.txt:3: .*0 or 1"):
+        outputs.read_mask(DATA / "mask_bad.txt", 6)
+    with pytest.raises(InputError, match=r"mask\.txt:6: "):
+        outputs.read_mask(DATA / "mask.txt", 5)
+
+
+def test_masked_subset_is_the_main_result():
+    record = scores.score_record(testset="toy", system="empty", hyp=DATA / "hyp_empty.en",
+                                 ref=REF, target_lang="en", mask=DATA / "mask.txt",
+                                 samples=50)
+    assert record["main"] == "official" and list(record["subsets"]) == ["official", "all"]
+    assert record["subsets"]["official"]["sentences"] == 4
+    assert record["subsets"]["official"]["empty_lines"] == 0
+    assert record["subsets"]["all"]["empty_lines"] == 2
+
+
+# --------------------------------------------------------------------------- sacreBLEU tests
+
+WORDS = ["time", "market", "river", "light", "table", "garden", "window", "summer", "letter",
+         "music", "bridge", "mountain", "doctor", "village", "morning"]
+
+
+def _corpus(n: int = 40) -> list[str]:
+    return [" ".join(WORDS[(i * k) % len(WORDS)] for k in range(1, 9)).capitalize() + " ."
+            for i in range(1, n + 1)]
+
+
+def _damage(line: str, keep: int) -> str:
+    """Keep the first ``keep`` words and replace the rest by one repeated word."""
+    words = line.split()
+    return " ".join(words[:keep] + ["thing"] * (len(words) - keep))
+
+
+@pytest.mark.parametrize("test", ["bs", "ar"])
+def test_identical_systems_are_not_significant(test):
+    refs = _corpus()
+    hyps = [_damage(line, 5) for line in refs]
+    result = scores.significance(hyps, refs, list(hyps), test=test, samples=200, seed=7)
+    for entry in result.values():
+        assert entry["p_value"] == 1.0 and entry["significant"] is False
+        assert entry["difference"] == 0.0
+
+
+@pytest.mark.parametrize("test", ["bs", "ar"])
+def test_a_strictly_better_system_is_significant(test):
+    refs = _corpus()
+    better = [_damage(line, 7) for line in refs]
+    worse = [_damage(line, 3) for line in refs]
+    result = scores.significance(better, refs, worse, test=test, samples=200, seed=7)
+    for entry in result.values():
+        assert entry["difference"] > 0
+        assert entry["p_value"] < 0.05 and entry["significant"] is True
+        assert entry["ci_low"] <= entry["score"] <= entry["ci_high"]
+        assert entry["ci_low"] > entry["baseline_score"]
+
+
+def test_interval_seed_and_signature():
+    refs = _corpus()
+    hyps = [_damage(line, 4 + i % 4) for i, line in enumerate(refs)]
+    first = scores.significance(hyps, refs, samples=300, seed=11)
+    again = scores.significance(hyps, refs, samples=300, seed=11)
+    other = scores.significance(hyps, refs, samples=300, seed=12)
+    assert first == again
+    assert first["bleu"]["ci_low"] != other["bleu"]["ci_low"]
+    for entry in first.values():
+        assert entry["ci_low"] < entry["score"] < entry["ci_high"]
+        assert entry["p_value"] is None
+    assert first["bleu"]["signature"] == "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|" \
+        f"version:{__import__('sacrebleu').__version__}"
+    assert "bs:300|seed:11" in first["bleu"]["test_signature"]
+    assert first["chrf"]["signature"].startswith("nrefs:1|case:mixed|eff:yes|nc:6|nw:0")
+    with pytest.raises(ValueError, match="seed"):
+        scores.significance(hyps, refs, seed=0)
+
+
+# --------------------------------------------------------------------------- CRR and DRR
+
+def test_redundancy_record_states_its_settings():
+    record = scores.redundancy_record(testset="toy", system="empty", hyp=DATA / "hyp_empty.en",
+                                      src=DATA / "src.de", ref=REF, source_lang="de",
+                                      target_lang="en", samples=200, seed=3)
+    settings = record["settings"]
+    refs = [line.split() for line in REF.read_text(encoding="utf-8").splitlines()]
+    from collections import Counter
+
+    counts = Counter(t for line in refs for t in line)
+    tenth = sorted(counts.values(), reverse=True)[9]
+    assert settings["stopword_count"] == 10 and len(settings["stopwords"]) == 10
+    assert all(counts[t] >= tenth for t in settings["stopwords"])
+    assert settings["level"] == "word" and settings["redundant"] == "identical tokens"
+    assert settings["case"] == "kept" and "sacremoses" in settings["target_tokenizer"]
+    main = record["subsets"]["all"]
+    # "the the" is continuous; "apples apples" continuous; nothing else is repeated.
+    assert main["continuous"] == 2 and main["discontinuous"] == 0
+    assert main["crr"] == pytest.approx(2 / main["denominator"])
+    low, high = main["crr_ci"]
+    assert low <= main["crr"] <= high
+    assert record["empty_lines"] == 2
+
+
+def test_chinese_stopwords_are_three():
+    setup = scores.redundancy_setup([["我们", "的", "的", "了", "是", "是", "是"]], "zh", "en")
+    assert setup.settings["stopword_count"] == 3
+    # 是 3, 的 2, then a tie of 了 and 我们 goes to the smaller string.
+    assert setup.stopwords == {"是", "的", "了"}
+    assert scores.word_tokens(["我们看到了星星。"], "zh")[0][0] == "我们"
+
+
+def test_paired_redundancy_test():
+    from phenomt.core.metrics.redundancy import sentence_redundancy
+
+    clean = [sentence_redundancy(f"w{i} x{i} y{i} z{i}".split()) for i in range(30)]
+    repeated = [sentence_redundancy(f"w{i} w{i} y{i} y{i}".split()) for i in range(30)]
+    same = scores.paired_redundancy_test(clean, clean, samples=200, trials=200, seed=5)
+    assert same["crr"]["difference"] == 0 and same["crr"]["p_bootstrap"] == 1.0
+    assert same["crr"]["significant"] is False
+    differ = scores.paired_redundancy_test(repeated, clean, samples=200, trials=200, seed=5)
+    assert differ["crr"]["difference"] == pytest.approx(2 / 3)
+    assert differ["crr"]["significant"] and differ["crr"]["p_randomization"] < 0.05
+    assert differ == scores.paired_redundancy_test(repeated, clean, samples=200, trials=200,
+                                                   seed=5)
+
+
+# --------------------------------------------------------------------------- MQM
+
+def test_mqm_rates_and_correlation_by_hand():
+    rows = mqm.read_mqm(DATA / "mqm.tsv")
+    rates = mqm.category_rates(rows)
+    addition = {s: r["categories"]["Accuracy/Addition"]["rate"] for s, r in rates.items()}
+    assert addition == {"A": 0.0, "B": 0.5, "C": 1.0, "D": 1.5, "ref": 0.0}
+    assert rates["D"]["categories"]["Accuracy/Addition"]["segments_with_error"] == 2
+    assert rates["D"]["categories"]["Fluency/Inconsistency"]["rate"] == 0.5
+    # Metric ranks A1 B3 C2 D4 against rate ranks 1 2 3 4: sum d^2 = 2, rho = 1 - 12/60 = 0.8;
+    # t = 0.8 * sqrt(2 / 0.36), two-sided p with 2 degrees of freedom = 1 - t/sqrt(2 + t^2) = 0.2
+    metric = {"A": 1.0, "B": 3.0, "C": 2.0, "D": 4.0}
+    result = mqm.rank_correlation(metric, {s: addition[s] for s in "ABCD"})
+    assert result["n"] == 4 and result["weak"] is True
+    assert result["rho"] == pytest.approx(0.8) and result["p"] == pytest.approx(0.2)
+    found = mqm.correlations(rates, {"drr": metric})
+    terminology = next(c for c in found if c["category"].startswith("Terminology"))
+    assert terminology["rho"] is None and terminology["reason"] == "constant rate"
+
+
+def test_mqm_bad_rows_name_the_line():
+    with pytest.raises(InputError, match=r"mqm_bad\.tsv:2: expected 9"):
+        mqm.read_mqm(DATA / "mqm_bad.tsv")
+
+
+def test_mqm_outputs_strip_marks_and_order_segments(tmp_path):
+    recovered = outputs.mqm_outputs(mqm.read_mqm(DATA / "mqm.tsv"), DATA / "mqm.tsv")
+    assert [seg for _, _, seg in recovered.segments] == [10, 12]
+    assert recovered.documents == ["talk.1", "talk.2"]
+    assert recovered.outputs["D"] == ["We indeed saw the stars in the sky.",
+                                      "The light tells us a lot."]
+    assert recovered.source == ["我们看到了星星。", "光告诉我们很多。"]
+    manifest = outputs.write_mqm_outputs(recovered, tmp_path, "zh", "en", "toy")
+    assert manifest["references"] == ["ref"] and manifest["segments"] == 2
+    assert (tmp_path / "C.en").read_text(encoding="utf-8") == (
+        "We really saw the stars.\nLight tells us a lot of things.\n")
+    assert (tmp_path / "_docs.txt").read_text(encoding="utf-8") == "talk.1\ntalk.2\n"
+
+
+def test_mqm_disagreeing_copies_are_refused(tmp_path):
+    text = (DATA / "mqm.tsv").read_text(encoding="utf-8")
+    bad = tmp_path / "mqm.tsv"
+    bad.write_text(text.replace("saw the stars <v>in the sky</v>.", "saw stars <v>up</v>."),
+                   encoding="utf-8")
+    with pytest.raises(InputError, match=r"mqm\.tsv:9: segment 10: D's output differs from "
+                                         r"line 8"):
+        outputs.mqm_outputs(mqm.read_mqm(bad), bad)
+
+
+# --------------------------------------------------------------------------- CLI and tables
+
+def test_commands_write_records_and_tables(tmp_path):
+    hyp = tmp_path / "good.en"
+    hyp.write_text(REF.read_text(encoding="utf-8").replace("moon", "sun"), encoding="utf-8")
+    for name, path in (("good", hyp), ("empty", DATA / "hyp_empty.en")):
+        assert run("systems", "score", "--testset", "toy", "--system", name, "--hyp", path,
+                   "--ref", REF, "--target-lang", "en", "--baseline", "empty",
+                   "--baseline-hyp", DATA / "hyp_empty.en", "--samples", "100",
+                   "--origin", "hand-made", "--licence", "CC0",
+                   "--output", tmp_path / f"{name}.json") == 0
+        assert run("systems", "redundancy", "--testset", "toy", "--system", name, "--hyp", path,
+                   "--src", DATA / "src.de", "--ref", REF, "--source-lang", "de",
+                   "--target-lang", "en", "--samples", "100",
+                   "--output", tmp_path / f"{name}.red.json") == 0
+    assert run("systems", "redundancy-test", "--testset", "toy", "--a", f"good={hyp}",
+               "--b", f"empty={DATA / 'hyp_empty.en'}", "--src", DATA / "src.de", "--ref", REF,
+               "--source-lang", "de", "--target-lang", "en", "--samples", "100",
+               "--trials", "100", "--output", tmp_path / "cmp.json") == 0
+    base = json.loads((tmp_path / "empty.json").read_text(encoding="utf-8"))
+    assert base["is_baseline"] and base["subsets"]["all"]["bleu"]["p_value"] is None
+    assert run("table", "systems-bleu", "--scores", tmp_path / "good.json",
+               tmp_path / "empty.json", "--md", tmp_path / "b.md", "--csv", tmp_path / "b.csv") == 0
+    md = (tmp_path / "b.md").read_text(encoding="utf-8")
+    assert "hand-made" in md and "CC0" in md and "tok:13a" in md and "6 sentences" in md
+    assert run("table", "systems-redundancy", "--records", tmp_path / "good.red.json",
+               tmp_path / "empty.red.json", "--comparisons", tmp_path / "cmp.json",
+               "--md", tmp_path / "r.md", "--csv", tmp_path / "r.csv") == 0
+    md = (tmp_path / "r.md").read_text(encoding="utf-8")
+    assert "vs empty" in md and "10 most frequent" in md
+    assert run("systems", "mqm", "--annotations", DATA / "mqm.tsv", "--records",
+               tmp_path / "good.red.json", "--metric", "drr",
+               "--output", tmp_path / "mqm.json") == 0
+    assert run("table", "systems-mqm", "--mqm", tmp_path / "mqm.json", "--testset",
+               "wmt21-ted.zh-en", "--md", tmp_path / "m.md", "--csv", tmp_path / "m.csv") == 0
+    md = (tmp_path / "m.md").read_text(encoding="utf-8")
+    assert "google/wmt-mqm-human-evaluation" in md and "fewer than 3 systems" in md
+
+
+def test_catalogue_covers_the_sysout_readme():
+    catalogue = tables.load_catalogue()
+    assert ("newstest2021.de-en", "VolcTrans-GLAT") in catalogue
+    assert catalogue["newstest2021.de-en", "VolcTrans-GLAT"]["kind"] == "non-autoregressive"
+    info = tables.system_info(catalogue, "wmt21-ted.en-de", "Nemo")
+    assert info["licence"].startswith("Apache-2.0")
+    assert tables.system_info(catalogue, "mine", "x")["licence"] == "unknown"
+
+
+# --------------------------------------------------------------------------- real mirror
+
+def _readme_rows(readme: Path) -> list[dict]:
+    rows = []
+    for line in readme.read_text(encoding="utf-8").splitlines():
+        if not re.match(r"\| newstest20\d\d \|", line):
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        testset, pair, system, _, lines, bleu = cells[:6]
+        match = re.fullmatch(r"([\d.]+)(?: \(official(?: 1948)?: ([\d.]+)\))?", bleu)
+        assert match, line
+        rows.append({"testset": f"{testset}.{pair}", "system": system, "lines": int(lines),
+                     "bleu": float(match.group(1)),
+                     "official": None if match.group(2) is None else float(match.group(2))})
+    return rows
+
+
+def test_sysout_bleu_matches_its_readme(mirror):
+    from sacrebleu.metrics import BLEU
+
+    sysout = mirror / "sysout"
+    if not sysout.is_dir():
+        pytest.skip("the mirror has no sysout folder")
+    rows = _readme_rows(sysout / "README.md")
+    assert len(rows) == 26
+    catalogue = tables.load_catalogue()
+    references = {
+        "newstest2021.zh-en": mirror / "wmt" / "zh-en" / "newstest2021.en",
+        "newstest2021.de-en": sysout / "newstest2021.de-en" / "_testset" / "newstest2021.en",
+        "newstest2021.en-de": sysout / "newstest2021.en-de" / "_testset" / "newstest2021.de",
+        "newstest2017.en-de": mirror / "wmt" / "en-de" / "newstest2017.de",
+    }
+    mask = outputs.read_mask(sysout / "newstest2021.zh-en" / "_official-newstest-mask.txt",
+                             2791)
+    assert sum(mask) == 1948
+    texts = {name: outputs.read_text(path) for name, path in references.items()}
+    # One metric per reference: sacreBLEU then processes each reference once.
+    metrics = {name: BLEU(references=[refs]) for name, refs in texts.items()}
+    official_metric = BLEU(references=[outputs.apply_mask(texts["newstest2021.zh-en"], mask)])
+    measured = {}
+    for row in rows:
+        tgt = row["testset"].rsplit("-", 1)[1]
+        path = sysout / row["testset"] / f"{row['system']}.{tgt}"
+        output = outputs.read_output(path, expected_lines=len(texts[row["testset"]]))
+        assert len(output.lines) == row["lines"] and not output.empty
+        score = metrics[row["testset"]].corpus_score(output.lines, None).score
+        measured[row["testset"], row["system"]] = score
+        assert abs(score - row["bleu"]) <= 0.05, (row, score)
+        if row["official"] is not None:
+            official = official_metric.corpus_score(outputs.apply_mask(output.lines, mask),
+                                                    None).score
+            assert abs(official - row["official"]) <= 0.05, (row, official)
+        entry = catalogue[row["testset"], row["system"]]
+        assert float(entry["readme_bleu"]) == row["bleu"] and int(entry["lines"]) == row["lines"]
+    assert measured["newstest2017.en-de", "uedin-nmt"] == pytest.approx(28.3, abs=0.05)
