@@ -40,10 +40,19 @@ def tiny(config: dict) -> dict:
         {"setting": "regular", "pos_emb": "none", "arch": "lstm"}])
     loc["training"].update(max_update=10, log_interval=5)
     loc["decode"]["max_len_b"] = 30  # an untrained model may never emit </s>
-    keep = used | {"books.de-en", "iwslt14.test", "newstest2020.zh-en"}
+    # given systems: the non-autoregressive WMT21 system and its autoregressive twin, whole
+    systems = config["systems"]
+    testset = systems["testsets"]["newstest2021.de-en"]
+    testset["outputs"] = {k: v for k, v in testset["outputs"].items()
+                          if k in ("VolcTrans-GLAT", "VolcTrans-AT")}
+    systems.update(samples=100, testsets={"newstest2021.de-en": testset})
+    whole = {testset["corpus"]}
+    config["lexcons"]["align_extra"] = []  # the test set's own pairs only
+    keep = used | whole | {"books.de-en", "iwslt14.test", "newstest2020.zh-en"}
     config["corpora"] = {k: v for k, v in config["corpora"].items() if k in keep}
     for name, corpus in config["corpora"].items():
-        corpus["limit"] = 300 if name in used and corpus["split"] == "train" else 60
+        if name not in whole:
+            corpus["limit"] = 300 if name in used and corpus["split"] == "train" else 60
     for model in models.values():
         model["bpe"] = {"merges": 500}
     config["defaults"]["training"].update(max_update=50, warmup_updates=10, log_interval=10)

@@ -121,6 +121,16 @@ def test_tiny_pipeline_end_to_end(tmp_path, mirror):
         speed = list(csv.DictReader(handle))
     assert len(speed) == 6 * 2 and speed[0]["speed-up vs AR"] == "1.00x"
     assert "Table 4" in (tables / "nat_agreement.md").read_text(encoding="utf-8")
+    # lexical consistency: Table 3 of the released set is exact; the calibration is noted
+    with open(tables / "lexcons_table3.csv", newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [int(r["pairs"]) for r in rows] == [945, 2571, 2013, 1729, 1424, 8610]
+    assert "Calibration" in (tables / "lexcons_table1.md").read_text(encoding="utf-8")
+    # given systems: the WMT21 GLAT system and its autoregressive twin
+    with open(tables / "systems_bleu.csv", newline="", encoding="utf-8") as handle:
+        systems = {r["system"] for r in csv.DictReader(handle)}
+    assert {"VolcTrans-GLAT", "VolcTrans-AT"} <= systems
+    assert "VolcTrans-GLAT" in (tables / "systems_redundancy.md").read_text(encoding="utf-8")
     # a second run has nothing to do
     again = run_snakemake("-n", "--configfile", str(config), "--directory", str(tmp_path))
     assert "Nothing to be done" in again.stdout + again.stderr

@@ -29,13 +29,17 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "align": ("phenomt.core.align",),
     "parse": ("phenomt.core.parse",),
     "nmt": ("phenomt.core.nmt",),
-    "score": ("phenomt.core.metrics.bleu", "phenomt.core.metrics.redundancy"),
+    "score": ("phenomt.core.metrics.bleu", "phenomt.core.metrics.redundancy",
+              "phenomt.core.metrics.tcp", "phenomt.lexcons.chains"),
     "extract": ("phenomt.ldd.extract",),
     "ldd": ("phenomt.ldd.cli",),
     "locality": ("phenomt.ldd.locality",),
     "nat": ("phenomt.nat.tables",),
+    "lexcons": ("phenomt.lexcons.chains", "phenomt.lexcons.stats", "phenomt.lexcons.sheet",
+                "phenomt.lexcons.convert"),
+    "systems": ("phenomt.systems.cli", "phenomt.evaluate"),
     "table": ("phenomt.core.tables", "phenomt.ldd.cli", "phenomt.ldd.locality",
-              "phenomt.nat.tables"),
+              "phenomt.nat.tables", "phenomt.systems.cli"),
 }
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(m for ms in COMMANDS.values() for m in ms))
 

@@ -8,7 +8,9 @@ into the config itself:
 - ``data``: downloads and corpora (:mod:`phenomt.plan.data`);
 - ``models``: autoregressive models, their subwords, binarized data and hypotheses;
 - ``ldd`` and ``locality``: the long-distance-dependency wing;
-- ``nat``: the non-autoregressive wing.
+- ``nat``: the non-autoregressive wing;
+- ``lexcons``: the lexical-consistency wing;
+- ``systems``: scoring given system outputs.
 
 Every default lives in the config schema (``workflow/schemas/config.schema.yaml``), applied
 when the config is validated (:func:`phenomt.plan.config.validate_config` or the
@@ -23,11 +25,13 @@ from typing import Any
 from phenomt.plan.config import SCHEMA, load_config, validate_config
 from phenomt.plan.data import DataPlan
 from phenomt.plan.ldd import LddPlan
+from phenomt.plan.lexcons import LexconsPlan
 from phenomt.plan.locality import LocalityPlan
 from phenomt.plan.models import ModelPlan
 from phenomt.plan.nat import NatPlan
+from phenomt.plan.systems import SystemsPlan
 
-__all__ = ["SCHEMA", "Plan", "load_config", "validate_config"]
+__all__ = ["PROJECT_ROOT", "SCHEMA", "Plan", "load_config", "validate_config"]
 
 PROJECT_ROOT = SCHEMA.parents[2]
 
@@ -46,6 +50,8 @@ class Plan:
         self.ldd = LddPlan(config.get("ldd"), self.out, self.res, self.data, self.models)
         self.locality = LocalityPlan(config.get("locality"), self.out, self.models)
         self.nat = NatPlan(config.get("nat"), config["seed"], self.out, self.data, self.models)
+        self.lexcons = LexconsPlan(config.get("lexcons"), self.out, self.data)
+        self.systems = SystemsPlan(config.get("systems"), self.out, self.data)
 
     def check(self) -> None:
         """Cross-reference checks the JSON schema cannot express; raises ValueError."""
@@ -54,11 +60,14 @@ class Plan:
         self.ldd.check()
         self.locality.check()
         self.nat.check()
+        self.lexcons.check()
+        self.systems.check()
 
     def tables(self) -> list[str]:
         names = ["corpus_stats"] + (["bleu"] if self.models.names else [])
         base = [f"{self.out}/tables/{n}.{ext}" for n in names for ext in ("md", "csv")]
-        return [*base, *self.ldd.tables(), *self.locality.tables(), *self.nat.tables()]
+        return [*base, *self.ldd.tables(), *self.locality.tables(), *self.nat.tables(),
+                *self.lexcons.tables(), *self.systems.tables()]
 
     def targets(self) -> list[str]:
         """Everything `snakemake` builds by default: the tables and document-id files."""
