@@ -1,10 +1,13 @@
 import json
+from pathlib import Path
 
 import pytest
+import yaml
 
+from phenomt.core import papers
 from phenomt.core.io import InputError
 from phenomt.core.metrics.bleu import corpus_bleu, default_tokenizer, score_files
-from phenomt.core.stats import corpus_stats
+from phenomt.core.stats import THESIS, THESIS_CORPORA, corpus_stats, thesis_sizes
 from phenomt.core.tables import bleu_table, model_card, stats_table, write_table
 
 
@@ -75,6 +78,60 @@ def test_tables(tmp_path):
     frame, notes = bleu_table([score], [card])
     assert frame.iloc[0]["BLEU"] == "12.35"
     assert "10 sentence pairs" in notes[0] and "50 updates" in notes[0]
+
+
+def _stats(path, label, split, sentences, tokens_de, tokens_en, langs=("de", "en")):
+    return _dump(path, {"label": label, "split": split, "langs": list(langs),
+                        "sentences": sentences, f"tokens_{langs[0]}": tokens_de,
+                        f"tokens_{langs[1]}": tokens_en, "paper": None})
+
+
+def test_stats_table_shows_the_thesis_beside_ours(tmp_path):
+    test = _stats(tmp_path / "iwslt14.test.json", "IWSLT14 test (fairseq recipe)", "test",
+                  6750, 125000, 130000)
+    tst2013 = _stats(tmp_path / "iwslt14.TED.tst2013.json", "IWSLT14 TED.tst2013", "test",
+                     993, 19000, 20000)
+    europarl = _stats(tmp_path / "europarl.v9.json", "Europarl v9", "train", 1800000, 4, 5)
+    other = _stats(tmp_path / "newstest2020.zh-en.json", "WMT newstest2020 zh-en", "test",
+                   2000, 60000, 70000, langs=("zh", "en"))
+    frame, notes = stats_table([test, tst2013, europarl, other])
+    rows = {r["corpus"]: r for r in frame.to_dict("records")}
+    # Thesis Table 3.1: TED.dev2010 887 + TEDx.dev2012 1,165 + TED.tst2010 1,565 +
+    # TED.tst2011 1,433 + TED.tst2012 1,700 = 6,750 sentences; tokens De 19,1k + 20,8k +
+    # 30,3k + 26,3k + 29,2k = 125,700, En 20,1k + 21,6k + 32,0k + 26,9k + 30,7k = 131,300.
+    fairseq = rows["IWSLT14 test (fairseq recipe)"]
+    assert fairseq["paper sentences"] == 6750 == fairseq["sentences"]
+    assert (fairseq["paper tokens (src)"], fairseq["paper tokens (tgt)"]) == (125700, 131300)
+    # TED.tst2013: 993 sentences, 19,7k De and 20,9k En tokens.
+    assert rows["IWSLT14 TED.tst2013"]["paper sentences"] == 993
+    assert rows["IWSLT14 TED.tst2013"]["paper tokens (src)"] == 19700
+    # Table 3.2: Europarl 1,8M sentences, 48,1M De and 50,5M En tokens.
+    assert rows["Europarl v9"]["paper sentences"] == 1800000
+    assert rows["Europarl v9"]["paper tokens (tgt)"] == 50500000
+    # The thesis has no Chinese corpus: empty cells.
+    assert rows["WMT newstest2020 zh-en"]["paper sentences"] is None
+    assert rows["WMT newstest2020 zh-en"]["paper tokens (src)"] is None
+    assert any("IWSLT14 test (fairseq recipe): the thesis cells are the sum of Table 3.1 "
+               "ted.dev2010 + tedx.dev2012 + ted.tst2010 + ted.tst2011 + ted.tst2012" in n
+               for n in notes)
+    assert any("Table 3.2" in n for n in notes) and any("not directly comparable" in n
+                                                         for n in notes)
+    write_table(frame, tmp_path / "t.md", tmp_path / "t.csv", "Stats", notes)
+    assert "| 6750 " in (tmp_path / "t.md").read_text()
+
+
+def test_thesis_mapping_names_our_corpora_and_the_thesis_rows():
+    config = Path(__file__).parent.parent / "config"
+    ours = set()
+    for name in ("config.yaml", "papers/iwslt14.yaml", "papers/wmt19.yaml"):
+        ours |= set(yaml.safe_load((config / name).read_text(encoding="utf-8"))["corpora"])
+    for corpus, (table, rows) in THESIS_CORPORA.items():
+        assert corpus in ours, corpus
+        for row in rows:
+            assert papers.lookup(THESIS, table, row, "sentences") is not None, row
+    assert thesis_sizes("iwslt14.train", ["de", "en"]) == {
+        "sentences": 172000, "tokens_de": 3240000, "tokens_en": 3460000}
+    assert thesis_sizes("books.de-en", ["de", "en"]) == {}
 
 
 def test_bad_json_names_file(tmp_path):

@@ -48,11 +48,11 @@ from phenomt.ldd.sheet import (
     sheet_rows,
 )
 from phenomt.ldd.tables import (
-    PAPER_SIZES,
     bleu_table,
     control_table,
     distance_correlation,
     distance_table,
+    paper_size,
     ribes_table,
     sizes_from_ids,
     sizes_from_records,
@@ -339,13 +339,38 @@ def test_sheet_round_trip_and_precision(tmp_path: Path) -> None:
     assert [r["correct"] for r in judged] == [True, False, True, False, True, True, False,
                                               True]
     frame, notes = precision_table(judged)
-    table = {(r["direction"], r["phenomenon"]): r for r in frame.to_dict("records")}
-    # particle 3/5 = 60.0 %; reorder 2/3 = 66.7 %; all 5/8 = 62.5 %.
-    assert table[("de-en", "particle")]["precision (%)"] == "60.0"
-    assert table[("de-en", "reorder")]["precision (%)"] == "66.7"
-    assert table[("all", "all")]["precision (%)"] == "62.5"
-    assert table[("all", "all")]["paper precision (%)"] == "85–87"
-    assert any("85–87%" in note for note in notes)
+    table = {(r["corpus"], r["direction"], r["phenomenon"]): r for r in frame.to_dict("records")}
+    # News particle 3/5 = 60.0 %; News reorder 1/2 = 50.0 %; News De→En 4/7 = 57.1 %;
+    # Books reorder 1/1; all 5/8 = 62.5 %.
+    assert table[("news", "de-en", "particle")]["precision (%)"] == "60.0"
+    assert table[("news", "de-en", "reorder")]["precision (%)"] == "50.0"
+    assert table[("news", "de-en", "all")]["precision (%)"] == "57.1"
+    assert table[("books", "de-en", "all")]["precision (%)"] == "100.0"
+    assert table[("all", "all", "all")]["precision (%)"] == "62.5"
+    # Section 4.3: 85% of the (over 180) German Books sentences; German News was not validated.
+    assert table[("books", "de-en", "all")]["paper precision (%)"] == "85"
+    assert table[("books", "de-en", "all")]["paper annotated"] == 180
+    assert table[("news", "de-en", "all")]["paper precision (%)"] is None
+    assert table[("all", "all", "all")]["paper precision (%)"] is None
+    assert any("Section 4.3" in note for note in notes)
+
+
+def test_precision_beside_the_papers_per_source_language_and_corpus() -> None:
+    # Section 4.3: 87% of the English News sentences and 86% of the 45 English Books ones.
+    rows = [{"set": "news/en-de/particle/ge1", "corpus": "news", "direction": "en-de",
+             "phenomenon": "particle", "correct": True},
+            {"set": "news/en-de/reflexive/ge1", "corpus": "news", "direction": "en-de",
+             "phenomenon": "reflexive", "correct": False},
+            {"set": "books/en-de/preposition-stranding/ge1", "direction": "en-de",
+             "phenomenon": "preposition-stranding", "correct": True}]  # corpus from the set
+    frame, _ = precision_table(rows)
+    table = {(r["corpus"], r["phenomenon"]): r for r in frame.to_dict("records")}
+    assert table[("news", "all")]["precision (%)"] == "50.0"
+    assert table[("news", "all")]["paper precision (%)"] == "87"
+    assert table[("news", "all")]["paper annotated"] is None  # not printed for News alone
+    assert table[("books", "all")]["paper precision (%)"] == "86"
+    assert table[("books", "all")]["paper annotated"] == 45
+    assert table[("news", "particle")]["paper precision (%)"] is None
 
 
 def test_sheet_bad_and_blank_values(tmp_path: Path) -> None:
@@ -370,8 +395,8 @@ def test_sheet_bad_and_blank_values(tmp_path: Path) -> None:
 # --- tables -------------------------------------------------------------------------------------
 
 def _score(model: str, phenomenon: str, bin_: str, bleu: float, sentences: int = 10,
-           ribes: float | None = None, direction: str = "de-en") -> dict:
-    return {"schema": SCORE_SCHEMA, "model": model, "corpus": "news", "direction": direction,
+           ribes: float | None = None, direction: str = "de-en", corpus: str = "news") -> dict:
+    return {"schema": SCORE_SCHEMA, "model": model, "corpus": corpus, "direction": direction,
             "phenomenon": phenomenon, "bin": bin_, "sentences": sentences,
             "corpus_sentences": 3000, "scoring": "sacrebleu",
             "bleu": {"bleu": bleu, "signature": "nrefs:1|case:mixed|tok:13a"},
@@ -385,20 +410,37 @@ def test_sizes_table_shows_paper_numbers(tmp_path: Path) -> None:
     sizes[SetKey("news", "de-en", "particle", "ge2")] = 120
     sizes[SetKey("news", "en-de", "reorder", "ge5")] = 300
     sizes[SetKey("news", "de-en", "particle", "all")] = 400
+    sizes[SetKey("books", "en-de", "preposition-stranding", "ge3")] = 12
+    sizes[SetKey("books", "de-en", "reorder", "ge6")] = 50
     frame, notes = sizes_table(sizes, {("news", "de-en"): 3000})
     rows = frame.to_dict("records")
-    assert [r["bin"] for r in rows[:3]] == ["all", "ge1", "ge2"]  # natural bin order
-    by_bin = {(r["phenomenon"], r["bin"]): r for r in rows}
-    assert by_bin[("particle", "ge1")]["sentences"] == 230
-    assert by_bin[("particle", "ge1")]["paper sentences"] == 232
-    assert by_bin[("particle", "ge2")]["paper sentences"] is None
-    assert by_bin[("reorder", "ge5")]["paper sentences"] == 306  # Table 2, any direction
+    assert [r["bin"] for r in rows[:2]] == ["ge6", "ge3"]  # books de-en, then books en-de
+    by_set = {(r["corpus"], r["direction"], r["phenomenon"], r["bin"]): r for r in rows}
+    assert [r["bin"] for r in rows if r["corpus"] == "news" and r["phenomenon"] == "particle"
+            ] == ["all", "ge1", "ge2"]  # natural bin order
+    news_particle = by_set[("news", "de-en", "particle", "ge1")]
+    assert news_particle["sentences"] == 230
+    # Table 3: News (newstest2013) German particle ≥1 = 232; News has no ≥2 or All column.
+    assert news_particle["paper sentences"] == 232
+    assert by_set[("news", "de-en", "particle", "ge2")]["paper sentences"] is None
+    assert by_set[("news", "de-en", "particle", "all")]["paper sentences"] is None
+    # Table 2: Reorder 306 on Newstest2013 (printed once for De↔En).
+    assert by_set[("news", "en-de", "reorder", "ge5")]["paper sentences"] == 306
+    assert by_set[("books", "de-en", "reorder", "ge6")]["paper sentences"] is None
+    # Table 3: Books English preposition stranding ≥3 = 40.
+    assert by_set[("books", "en-de", "preposition-stranding", "ge3")]["paper sentences"] == 40
+    # Table 2: Baseline (full dataset) 3,000 for Newstest2013, 51,467 for Books.
+    assert news_particle["corpus sentences"] == 3000
+    assert news_particle["paper corpus sentences"] == 3000
+    assert by_set[("books", "de-en", "reorder", "ge6")]["paper corpus sentences"] == 51467
     md, csv_path = tmp_path / "t.md", tmp_path / "t.csv"
     write_table(frame, md, csv_path, "sizes", notes)
     text = md.read_text(encoding="utf-8")
     assert "| news" in text and "232" in text and "—" in text and "Table 3" in text
-    assert "3000 sentences" in text
-    assert PAPER_SIZES[("news", "en-de", "preposition-stranding", "ge1")] == 8
+    assert "3000 sentences" in text and "not directly comparable" in text
+    assert "not available" not in text and "could not be retrieved" not in text
+    assert paper_size(SetKey("news", "en-de", "preposition-stranding", "ge1")) == 8
+    assert paper_size(SetKey("books", "de-en", "reflexive", "all")) == 13207
 
 
 def test_sizes_from_records_must_agree() -> None:
@@ -420,6 +462,26 @@ def test_bleu_table_pairs_sets_with_their_baseline() -> None:
         "25.50", "30.00", "-4.50")
     assert rows[1]["baseline BLEU"] is None
     assert any("tok:13a" in n for n in notes) and any("Table 4" in n for n in notes)
+    # Table 4, News De→En: Particle 27.46 (Transformer) / 23.98 (Nematus), Baseline 28.23 /
+    # 26.32; printed as in the paper.
+    assert (rows[0]["paper BLEU (Transformer)"], rows[0]["paper BLEU (Nematus)"]) == (
+        "27.46", "23.98")
+    assert (rows[0]["paper baseline BLEU (Transformer)"],
+            rows[0]["paper baseline BLEU (Nematus)"]) == ("28.23", "26.32")
+    assert list(frame.columns).index("paper BLEU (Transformer)") == (
+        list(frame.columns).index("BLEU") + 1)
+    assert any("Transformer column is the comparable one" in n for n in notes)
+    assert any("10,000 (Transformer) and 1,000 (Nematus)" in n for n in notes)
+    # En→De Books: Baseline 6.33, Reorder 4.31 (Transformer); a ≥2 set is not in Table 4.
+    books = [_score("m1", "baseline", "all", 7.0, 3000, direction="en-de", corpus="books"),
+             _score("m1", "reorder", "ge5", 5.0, direction="en-de", corpus="books"),
+             _score("m1", "particle", "ge2", 5.0, direction="en-de", corpus="books")]
+    rows = {r["bin"]: r for r in bleu_table(books)[0].to_dict("records")}
+    assert rows["ge5"]["paper BLEU (Transformer)"] == "4.31"
+    assert rows["ge5"]["paper baseline BLEU (Transformer)"] == "6.33"
+    assert rows["ge2"]["paper BLEU (Transformer)"] is None
+    assert rows["ge2"]["paper BLEU (Nematus)"] is None
+    assert rows["ge2"]["paper baseline BLEU (Nematus)"] == "12.25"
     assert any("3000 sentences in the full corpus" in n for n in notes)
     # A multi-bleu score pairs with the multi-bleu baseline only.
     multi = {**_score("m1", "particle", "ge1", 27.0), "scoring": "multi-bleu"}
@@ -444,9 +506,34 @@ def test_distance_table_correlates_bleu_with_distance(tmp_path: Path) -> None:
     assert (rows["particle"]["Spearman ρ"], rows["particle"]["p"]) == ("-0.800", "0.200")
     assert rows["reflexive"]["Spearman ρ"] is None
     assert "same at every distance" in rows["reflexive"]["note"]
+    # Pearson: x - 1.5 = -1.5, -0.5, 0.5, 1.5; y - 25.5 = 4.5, -0.5, 1.5, -5.5; Sxy = -14,
+    # Sxx = 5, Syy = 53; r = -14 / sqrt(265) = -0.860.
+    assert rows["particle"]["Pearson r"] == "-0.86"
+    # The paper's Table 5 has Books only: News rows get empty paper cells.
+    assert rows["particle"]["paper BLEU ≥1 (Transformer)"] is None
+    assert rows["particle"]["paper corr. (Transformer)"] is None
     md = tmp_path / "d.md"
     write_table(frame, md, tmp_path / "d.csv", "distance", notes)
-    assert "-0.800" in md.read_text(encoding="utf-8")
+    text = md.read_text(encoding="utf-8")
+    assert "-0.800" in text and "labelled Spearman" in text and "Pearson" in text
+
+
+def test_distance_table_shows_the_papers_books_rows() -> None:
+    records = [_score("m", "particle", b, v, corpus="books") for b, v in
+               zip(("all", "ge1", "ge2", "ge3"), (9.0, 8.0, 8.5, 7.0), strict=True)]
+    frame, _ = distance_table(records)
+    row = frame.to_dict("records")[0]
+    # Table 5, Transformer German Particle: 7.56, 7.52, 7.5, 7.49, "Spearman" -0.96;
+    # Nematus German Particle: 15.48, 15.41, 14.45, 12.36, -0.92.
+    assert [row[f"paper BLEU {t} (Transformer)"] for t in ("All", "≥1", "≥2", "≥3")] == [
+        "7.56", "7.52", "7.5", "7.49"]
+    assert [row[f"paper BLEU {t} (Nematus)"] for t in ("All", "≥1", "≥2", "≥3")] == [
+        "15.48", "15.41", "14.45", "12.36"]
+    assert (row["paper corr. (Transformer)"], row["paper corr. (Nematus)"]) == ("-0.96", "-0.92")
+    # The paper's "Spearman" is Pearson's r of its own row: r(0..3; 7.56, 7.52, 7.5, 7.49)
+    # = -0.959, while Spearman's rho of that strictly falling row is -1.
+    paper = distance_correlation([0, 1, 2, 3], [7.56, 7.52, 7.5, 7.49])
+    assert round(paper["r"], 2) == -0.96 and paper["rho"] == pytest.approx(-1.0)
 
 
 def test_ribes_table() -> None:
@@ -458,6 +545,17 @@ def test_ribes_table() -> None:
     assert (row["RIBES"], row["baseline RIBES"], row["Δ RIBES"]) == (
         "0.7012", "0.8123", "-0.1111")
     assert any("α = 0.25, β = 0.1" in n for n in notes)
+    # Table 6, German source, News: Reorder 0.79, Baseline 0.82 (the Transformer).
+    assert (row["paper RIBES"], row["paper baseline RIBES"]) == ("0.79", "0.82")
+    assert any("Table 6" in n for n in notes)
+    # English source, Books: Reorder 0.53, Baseline 0.56; a d ≥ 7 set is not in the paper.
+    books = [_score("m", "reorder", "ge5", 5.0, ribes=0.5, direction="en-de", corpus="books"),
+             _score("m", "reorder", "ge7", 5.0, ribes=0.5, direction="en-de", corpus="books"),
+             _score("m", "baseline", "all", 7.0, 3000, ribes=0.6, direction="en-de",
+                    corpus="books")]
+    rows = {r["bin"]: r for r in ribes_table(books)[0].to_dict("records")}
+    assert (rows["ge5"]["paper RIBES"], rows["ge5"]["paper baseline RIBES"]) == ("0.53", "0.56")
+    assert rows["ge7"]["paper RIBES"] is None
 
 
 def test_control_table() -> None:
@@ -469,6 +567,7 @@ def test_control_table() -> None:
     row = frame.to_dict("records")[0]
     assert (row["BLEU"], row["control mean"], row["rank"]) == ("0.00", "100.00", "1/5")
     assert any("4 random corpora" in n and "seed 2" in n for n in notes)
+    assert any("Section 4.3" in n and "no numbers" in n for n in notes)
 
 
 # --- command line -------------------------------------------------------------------------------

@@ -42,6 +42,7 @@ from phenomt.ldd.locality import (
     lang_suffix,
     length_histogram,
     most_common_length,
+    paper_scores,
     prepare,
     random_permutation,
     read_paper_scores,
@@ -312,7 +313,38 @@ def test_aggregate_scores_by_hand():
 
 def test_aggregate_without_regular_leaves_the_difference_empty():
     table = aggregate_scores(scores_frame([Score("permuted", "learned", "transformer", 1, 5)]))
-    assert math.isnan(table.loc[0, "diff"])
+    ours = table[table["seeds"] > 0]
+    assert len(ours) == 1 and math.isnan(ours.iloc[0]["diff"])
+
+
+def test_aggregate_shows_the_papers_table_1_by_default():
+    table = aggregate_scores(scores_frame(SCORES))
+    by_key = {(r["arch"], r["pos_emb"], r["setting"]): r for r in table.to_dict("records")}
+    # Table 1: LearntPE PERMUTED 24.87 (+0.06); SinePEs PERMUTED 23.90 (-1.18); Nematus
+    # REGULAR 22.32, PERMUTED 19.67 (-2.65). Section 3.1: 5 runs of LearntPE REGULAR, 1 of
+    # REVERSED.
+    learned = by_key[("transformer", "learned", "permuted")]
+    assert (learned["paper_bleu"], learned["paper_diff"]) == (24.87, 0.06)
+    sine = by_key[("transformer", "sinusoidal", "permuted")]
+    assert (sine["paper_bleu"], sine["paper_diff"]) == (23.90, -1.18)
+    lstm = by_key[("lstm", "none", "permuted")]
+    assert (lstm["paper_bleu"], lstm["paper_diff"]) == (19.67, -2.65)
+    assert by_key[("lstm", "none", "regular")]["paper_bleu"] == 22.32
+    assert by_key[("transformer", "learned", "regular")]["paper_runs"] == 5
+    assert by_key[("transformer", "learned", "reversed")]["paper_runs"] == 1
+    assert len(table) == 8  # the paper's rows are exactly the configured ones
+    # The printed differences agree with the paper's own BLEU.
+    paper = paper_scores()
+    regular = paper[paper["setting"] == "regular"].set_index(["arch", "pos_emb"])["bleu"]
+    for row in paper[paper["setting"] != "regular"].itertuples():
+        assert row.delta == pytest.approx(row.bleu - regular[(row.arch, row.pos_emb)], abs=0.005)
+    shown = display_table(table)
+    assert shown.loc[5, "paper BLEU"] == "23.90" and shown.loc[5, "paper Δ"] == "-1.18"
+    assert shown.loc[0, "paper runs"] == "5"
+    # A row only the paper has stays, with no seeds of ours.
+    only = aggregate_scores(scores_frame([Score("regular", "learned", "transformer", 1, 20.0)]))
+    reversed_row = only[only["setting"] == "reversed"].iloc[0]
+    assert reversed_row["seeds"] == 0 and reversed_row["paper_bleu"] == 24.84
 
 
 def test_aggregate_places_reference_numbers_beside_ours():
@@ -387,9 +419,19 @@ def test_cli_prepare_table_and_permutation(corpus, tmp_path, capsys):
                  "--note", "tiny models, 3 updates"]) == 0
     text = md.read_text()
     assert "Δ REGULAR" in text and "PERPOSEMB" in text
-    assert "not shown" in text and "σ = (2 0 3 1), given" in text
+    assert "σ = (2 0 3 1), given" in text
+    assert "Table 1" in text and "24.87" in text and "not directly comparable" in text
+    assert "130,983 WMT2015 De-En training sentences of length 18" in text
+    assert "not shown" not in text and "no reliable copy" not in text
     assert "- tiny models, 3 updates" in text
     assert pd.read_csv(csv)["diff"].tolist() == [0.0, -2.0, 1.0, -0.5, 0.0, -2.0, 0.0, -5.0]
+
+    reference = tmp_path / "reference.tsv"
+    reference.write_text("setting\tpos_emb\tarch\tbleu\nregular\tlearned\ttransformer\t1.5\n")
+    assert _run(["table", "locality", "--scores", str(scores), "--paper", str(reference),
+                 "--md", str(md), "--csv", str(csv)]) == 0
+    assert "given with --paper" in md.read_text() and "24.87" not in md.read_text()
+    assert pd.read_csv(csv)["paper_bleu"].dropna().tolist() == [1.5]
 
     capsys.readouterr()
     assert _run(["locality", "permutation", "--length", "18"]) == 0

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from phenomt.core import papers
 from phenomt.core.io import InputError, atomic_write, write_json
+from phenomt.core.stats import THESIS, THESIS_CORPORA, thesis_sizes
 
 
 def format_number(value: float | None, digits: int = 2) -> str | None:
@@ -68,28 +70,60 @@ def bleu_table(score_files: Sequence[str | Path], model_files: Sequence[str | Pa
     return pd.DataFrame(rows), notes
 
 
+def _thesis_rows(corpus: str) -> str:
+    """The thesis rows matched to ``corpus``, for the notes."""
+    table, rows = THESIS_CORPORA[corpus]
+    return f"{table} {' + '.join(row.split('/', 1)[1] for row in rows)}"
+
+
 def stats_table(stats_files: Sequence[str | Path]) -> tuple[pd.DataFrame, list[str]]:
-    """Sentences and tokens per side of every corpus, with reference numbers where known."""
+    """Sentences and tokens per side of every corpus, beside the thesis's (Tables 3.1 and 3.2).
+
+    A stats file is named after its corpus (``stats/<corpus>.json``); the corpus name picks
+    the thesis row(s) in :data:`phenomt.core.stats.THESIS_CORPORA`. A corpus's own ``paper``
+    numbers (config key ``paper:``), when given, are shown instead.
+    """
     rows = []
-    sources = []
+    sources, sums = [], []
     for path in stats_files:
         s = load_json(path)
         src, tgt = s["langs"]
+        corpus = s.get("corpus") or Path(path).stem
         paper = s.get("paper") or {}
+        if paper:
+            if paper.get("source"):
+                sources.append(f"{s['label']}: reference numbers from {paper['source']}.")
+        else:
+            paper = thesis_sizes(corpus, (src, tgt))
+            if len(THESIS_CORPORA.get(corpus, ((), ()))[1]) > 1:
+                sums.append(f"{s['label']}: the thesis cells are the sum of "
+                            f"{_thesis_rows(corpus)}, the sets this file concatenates.")
         rows.append({
             "corpus": s["label"], "pair": f"{src}-{tgt}", "split": s["split"],
             "sentences": s["sentences"], "paper sentences": paper.get("sentences"),
             "tokens (src)": s[f"tokens_{src}"], "paper tokens (src)": paper.get(f"tokens_{src}"),
             "tokens (tgt)": s[f"tokens_{tgt}"], "paper tokens (tgt)": paper.get(f"tokens_{tgt}"),
         })
-        if paper.get("source"):
-            sources.append(f"{s['label']}: reference numbers from {paper['source']}.")
-    frame = pd.DataFrame(rows)
+    # Object columns keep counts as integers beside a missing cell (6750, not 6750.0).
+    frame = pd.DataFrame(rows, dtype=object)
+    for column in frame.columns:
+        if frame[column].notna().all():
+            frame[column] = frame[column].infer_objects()
     frame = frame.sort_values(["pair", "split", "corpus"], kind="stable")
     notes = ["Tokens are counted after Moses tokenization (jieba segmentation for Chinese), "
              "after validation and cleaning.",
-             "'—' means the reference publication gives no number for that cell."]
-    return frame, notes + sources
+             f"Paper columns: {papers.citation(THESIS, 'Table 3.1')} (IWSLT14) and Table 3.2 "
+             "(WMT19 training corpora), matched by "
+             "corpus name (phenomt.core.stats.THESIS_CORPORA); '—' where the thesis has no such "
+             "corpus. The thesis prints most sizes rounded to thousands or millions; they are "
+             "written out here.",
+             papers.comparability(THESIS, "Table 3.1", {
+                 "data": "ours are counted after our validation and cleaning, on the corpus "
+                         "versions of this run's config",
+                 "tokens": "ours are Moses tokens (the fairseq recipe's own tokenization for "
+                           "its pre-tokenized test file); the thesis does not say how it "
+                           "counted"})]
+    return frame, notes + sums + sources
 
 
 def model_card(name: str, spec: dict, assemble_report: dict) -> dict:

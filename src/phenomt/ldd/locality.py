@@ -35,6 +35,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from phenomt.core import papers
 from phenomt.core.corpus import read_parallel
 from phenomt.core.io import InputError, atomic_write, write_lines
 from phenomt.core.permutation import (
@@ -53,6 +54,8 @@ DEFAULT_N_VALID = 500
 DEFAULT_FALLBACK_FRACTION = 0.1
 INFO_NAME = "locality.json"
 SPLITS = ("train", "valid", "test")
+#: The paper's data file (``phenomt/core/papers/choshen_abend_2019.tsv``).
+PAPER = "choshen_abend_2019"
 CONVENTION = ("out[sigma(i)] = in[i]: the source token at position i moves to position sigma(i); "
               "perposemb gives the token at position i the positional embedding of sigma(i)")
 
@@ -347,12 +350,32 @@ def read_scores(paths: Sequence[str | Path]) -> pd.DataFrame:
 
 
 def read_paper_scores(path: str | Path) -> pd.DataFrame:
-    """Published BLEU per (setting, pos_emb, arch) from a CSV/TSV with a ``bleu`` column."""
+    """Reference BLEU per (setting, pos_emb, arch) from a CSV/TSV with a ``bleu`` column, to
+    use instead of the paper's data file."""
     p = Path(path)
     if not p.is_file():
         raise InputError(p, "file not found")
     frame = pd.read_csv(p, sep="\t" if p.suffix in (".tsv", ".tab") else ",")
     return _normalise(frame, str(p), with_seed=False)
+
+
+def paper_scores() -> pd.DataFrame:
+    """The paper's Table 1 from its data file: ``bleu`` and the printed difference from
+    REGULAR (``delta``, NaN in REGULAR rows) per (setting, pos_emb, arch), with the number of
+    runs behind each (``runs``, Section 3.1)."""
+    rows = []
+    for item in papers.entries(PAPER):
+        if item.table != "Table 1" or item.column != "bleu":
+            continue
+        arch, pos_emb, setting = item.row.split("/")
+        runs = papers.lookup(PAPER, "Section 3.1", item.row, "runs")
+        delta = papers.lookup(PAPER, "Table 1", item.row, "delta")
+        rows.append({"setting": setting, "pos_emb": pos_emb, "arch": arch, "bleu": item.value,
+                     "delta": float("nan") if delta is None else delta,
+                     "runs": float("nan") if runs is None else runs})
+    frame = pd.DataFrame(rows)
+    checked = _normalise(frame, str(papers.data_file(PAPER)), with_seed=False)
+    return checked.assign(delta=frame["delta"], runs=frame["runs"])
 
 
 _GROUP = ["arch", "pos_emb"]
@@ -379,23 +402,30 @@ def _difference_from_regular(frame: pd.DataFrame, column: str) -> pd.Series:
 
 
 def aggregate_scores(scores: pd.DataFrame, paper: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Table 1: per (arch, pos_emb, setting), the BLEU over seeds and its change from REGULAR.
+    """Table 1: per (arch, pos_emb, setting), the BLEU over seeds and its change from REGULAR,
+    beside the paper's.
 
     Columns: ``seeds`` (count), ``mean``, ``std`` (sample standard deviation, NaN for one
-    seed), ``min``, ``max``, ``diff`` (mean minus REGULAR's mean, same arch and pos_emb);
-    with ``paper``, also ``paper_bleu`` and ``paper_diff`` computed the same way.
+    seed), ``min``, ``max``, ``diff`` (mean minus REGULAR's mean, same arch and pos_emb),
+    ``paper_bleu`` and ``paper_diff`` (the printed difference where ``paper`` has a ``delta``,
+    else computed like ``diff``), and ``paper_runs`` where ``paper`` has ``runs``. ``paper``
+    defaults to the paper's data file (:func:`paper_scores`); its rows we did not run are kept
+    with zero seeds.
     """
     scores = _normalise(scores, "scores")
     grouped = scores.groupby(["arch", "pos_emb", "setting"])["bleu"]
     table = grouped.agg(seeds="count", mean="mean", std="std", min="min", max="max")
     table = _order(table.reset_index())
     table["diff"] = _difference_from_regular(table, "mean")
-    if paper is not None:
-        paper = _normalise(paper, "paper scores", with_seed=False)
-        paper = _order(paper.rename(columns={"bleu": "paper_bleu"}))
-        paper["paper_diff"] = _difference_from_regular(paper, "paper_bleu")
-        table = _order(table.merge(paper, on=["arch", "pos_emb", "setting"], how="outer"))
-        table["seeds"] = table["seeds"].fillna(0).astype(int)
+    reference = paper_scores() if paper is None else paper
+    extra = {c: reference[c].to_numpy() for c in ("delta", "runs") if c in reference.columns}
+    reference = _normalise(reference, "paper scores", with_seed=False).assign(**extra)
+    reference = _order(reference.rename(columns={"bleu": "paper_bleu", "runs": "paper_runs"}))
+    computed = _difference_from_regular(reference, "paper_bleu")
+    reference["paper_diff"] = (reference.pop("delta").fillna(computed) if "delta" in extra
+                               else computed)
+    table = _order(table.merge(reference, on=["arch", "pos_emb", "setting"], how="outer"))
+    table["seeds"] = table["seeds"].fillna(0).astype(int)
     return table
 
 
@@ -421,16 +451,43 @@ def display_table(table: pd.DataFrame) -> pd.DataFrame:
             "min–max": ("—" if pd.isna(row.min) else f"{row.min:.2f}–{row.max:.2f}"),
             "Δ REGULAR": _fmt(row.diff, signed=True),
         }
-        if "paper_bleu" in table.columns:
-            shown["paper BLEU"] = _fmt(row.paper_bleu)
-            shown["paper Δ"] = _fmt(row.paper_diff, signed=True)
+        if "paper_runs" in table.columns:
+            shown["paper runs"] = "—" if pd.isna(row.paper_runs) else str(int(row.paper_runs))
+        shown["paper BLEU"] = _fmt(row.paper_bleu)
+        shown["paper Δ"] = _fmt(row.paper_diff, signed=True)
         rows.append(shown)
     return pd.DataFrame(rows)
 
 
-def table_notes(info: dict | None, paper_given: bool, extra: Sequence[str] = ()) -> list[str]:
+def paper_notes(paper_file: str | None = None) -> list[str]:
+    """Where the paper columns of Table 1 come from and how far ours compare with them."""
+    if paper_file:
+        return [f"Paper columns: the reference numbers in {paper_file} (given with --paper), "
+                "not the paper's data file; paper Δ is computed from them."]
+
+    def count(column: str) -> str:
+        value = papers.lookup(PAPER, "Section 3.1", "locality-data", column)
+        return "?" if value is None else f"{value:,.0f}"
+
+    return [
+        f"Paper columns: {papers.citation(PAPER, 'Table 1')} (BLEU, Δ as printed), runs per "
+        f"row from Section 3.1; our LSTM rows sit beside the paper's Nematus BiLSTM rows; '—' "
+        "where the paper or our run has no such row.",
+        papers.comparability(PAPER, "Table 1", {
+            "scale": "the paper's models are a full-size Transformer and the Nematus BiLSTM, "
+                     "each reported at its best test BLEU over epochs; ours are this run's "
+                     "models (see the notes on the models)",
+            "data": f"the paper uses the {count('sentences')} WMT2015 De-En training sentences "
+                    f"of length {count('sentence_length')} and holds out "
+                    f"{count('test_sentences')} for testing; ours are described under Data"}),
+    ]
+
+
+def table_notes(info: dict | None, paper_file: str | None = None,
+                extra: Sequence[str] = ()) -> list[str]:
     """Notes under Table 1: the data's scale, ``extra`` notes (such as the models' size and
-    updates) and where the paper's numbers stand."""
+    updates) and where the paper's numbers come from (``paper_file`` when given with --paper,
+    else the paper's data file)."""
     notes = ["BLEU on the held-out sentences of the chosen length; mean over seeds, sample "
              "standard deviation, and the difference from REGULAR with the same architecture "
              "and positional embeddings. LSTM rows replace the paper's Nematus rows."]
@@ -447,10 +504,7 @@ def table_notes(info: dict | None, paper_given: bool, extra: Sequence[str] = ())
             f"{info['convention']}.")
         notes.extend(info.get("notes", []))
     notes.extend(extra)
-    if not paper_given:
-        notes.append("The paper's Table 1 numbers are not shown: no reliable copy of them was "
-                     "at hand. Give them with --paper (columns setting, pos_emb, arch, bleu).")
-    return notes
+    return notes + paper_notes(paper_file)
 
 
 # --- command line -------------------------------------------------------------------------
@@ -500,13 +554,13 @@ def _cmd_table(args: argparse.Namespace) -> int:
     from phenomt.core.tables import load_json
 
     scores = read_scores(args.scores)
-    paper = read_paper_scores(args.paper) if args.paper else None
+    paper = read_paper_scores(args.paper) if args.paper else None  # None: the data file
     table = aggregate_scores(scores, paper)
     info = load_json(args.info) if args.info else None
     with atomic_write(args.csv) as out:
         table.to_csv(out, index=False, lineterminator="\n")
     write_markdown(display_table(table), args.md, "Locality bias (Choshen & Abend 2019, Table 1)",
-                   table_notes(info, paper is not None, args.note))
+                   table_notes(info, args.paper, args.note))
     print(f"{args.md}: {len(table)} rows")
     return 0
 
@@ -549,7 +603,8 @@ def register_cli(tree) -> None:
     p.add_argument("--scores", nargs="+", required=True,
                    help="score JSON files (phenomt score bleu --meta setting=... pos_emb=... "
                         "arch=... seed=...) or CSV/TSV tables")
-    p.add_argument("--paper", help="the paper's numbers: CSV/TSV with setting,pos_emb,arch,bleu")
+    p.add_argument("--paper", help="reference numbers to show instead of the paper's data file: "
+                                   "CSV/TSV with setting,pos_emb,arch,bleu")
     p.add_argument("--info", help="locality.json written by 'locality prepare'")
     p.add_argument("--note", action="append", default=[],
                    help="a note under the table, e.g. the models' size and updates (repeatable)")
