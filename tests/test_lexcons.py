@@ -274,3 +274,31 @@ def test_tables_command_writes_tables_1_to_3_and_the_calibration(tmp_path):
         record["table1"]["anno_unjudged_by_reference"]
     assert "paper pairs" in (tmp_path / "tables" / "lexcons_table3.md").read_text(
         encoding="utf-8")
+
+
+def test_figure3_draws_both_series_deterministically(tmp_path):
+    from phenomt.cli import main
+
+    curve = {"sizes": [1, 2], "l_all": [
+        {"documents": 1, "mean": 0.5, "interval": [0.4, 0.6]},
+        {"documents": 2, "mean": 0.55, "interval": [0.5, 0.6]}],
+        "l_anno": [{"documents": 1, "mean": None, "interval": None},
+                   {"documents": 2, "mean": 0.8, "interval": [0.7, 0.9]}]}
+    record = tmp_path / "stats.json"
+    record.write_text(json.dumps({"reference_calibration": {"curve": curve}}))
+    outputs = [tmp_path / "f.png", tmp_path / "f.svg", tmp_path / "g.svg"]
+    assert main(["lexcons", "figure3", "--record", str(record), "--key",
+                 "reference_calibration", "--output", *map(str, outputs[:2])]) == 0
+    assert outputs[0].read_bytes().startswith(b"\x89PNG")
+    assert main(["lexcons", "figure3", "--record", str(record), "--key",
+                 "reference_calibration", "--output", str(outputs[2])]) == 0
+    assert outputs[1].read_bytes() == outputs[2].read_bytes()  # same curve, same bytes
+    assert main(["lexcons", "figure3", "--record", str(record),
+                 "--output", str(tmp_path / "h.png")]) == 2  # no curve at the top level
+
+
+def test_ltcr_records_carry_the_sample_size_curve():
+    from phenomt.core.metrics import ltcr
+
+    assert ltcr.curve_sizes(310) == [31, 62, 93, 124, 155, 186, 217, 248, 279, 310]
+    assert ltcr.curve_sizes(3) == [1, 2, 3]

@@ -126,6 +126,8 @@ def test_tiny_pipeline_end_to_end(tmp_path, mirror):
         rows = list(csv.DictReader(handle))
     assert [int(r["pairs"]) for r in rows] == [945, 2571, 2013, 1729, 1424, 8610]
     assert "Calibration" in (tables / "lexcons_table1.md").read_text(encoding="utf-8")
+    figure = tmp_path / "results" / "figures" / "lexcons_figure3.png"
+    assert figure.read_bytes().startswith(b"\x89PNG")
     # given systems: the WMT21 GLAT system and its autoregressive twin
     with open(tables / "systems_bleu.csv", newline="", encoding="utf-8") as handle:
         systems = {r["system"] for r in csv.DictReader(handle)}

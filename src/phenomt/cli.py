@@ -36,7 +36,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "locality": ("phenomt.ldd.locality",),
     "nat": ("phenomt.nat.tables",),
     "lexcons": ("phenomt.lexcons.chains", "phenomt.lexcons.stats", "phenomt.lexcons.sheet",
-                "phenomt.lexcons.convert"),
+                "phenomt.lexcons.convert", "phenomt.lexcons.figures"),
     "systems": ("phenomt.systems.cli", "phenomt.evaluate"),
     "table": ("phenomt.core.tables", "phenomt.ldd.cli", "phenomt.ldd.locality",
               "phenomt.nat.tables", "phenomt.systems.cli"),

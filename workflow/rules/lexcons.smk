@@ -44,3 +44,19 @@ rule lexcons_tables:
         "phenomt lexcons tables --testset {input.testset} --align-model {params.model_dir}"
         " {params.settings} --table-prefix {params.prefix} --stats {output.stats}"
         " > {log} 2>&1"
+
+
+# Figure 3 for the hypothesis at hand: the reference scored as a hypothesis (calibration).
+rule lexcons_figure3:
+    input:
+        f"{OUT}/lexcons/stats.json",
+    output:
+        PLAN.lexcons.figure_files(),
+    log:
+        f"{OUT}/logs/lexcons/figure3.log",
+    conda:
+        ENV
+    shell:
+        "phenomt lexcons figure3 --record {input} --key reference_calibration"
+        " --title 'Reference as hypothesis: LTCR against sample size'"
+        " --output {output} > {log} 2>&1"

@@ -60,8 +60,12 @@ class LexconsPlan:
         return [f"{self.out}/tables/lexcons_table{n}.{ext}" for n in (1, 2, 3)
                 for ext in ("md", "csv")]
 
+    def figure_files(self) -> list[str]:
+        return [f"{self.out}/figures/lexcons_figure3.{ext}" for ext in ("png", "svg")]
+
     def tables(self) -> list[str]:
-        return self.table_files() if self.enabled else []
+        """The tables and figures of the default run."""
+        return [*self.table_files(), *self.figure_files()] if self.enabled else []
 
     def check(self) -> None:
         if not self.section:

@@ -236,6 +236,11 @@ def percentile_interval(ratios: np.ndarray, level: float) -> list[float] | None:
     return [round(float(low), 6), round(float(high), 6)]
 
 
+def curve_sizes(documents: int, steps: int = 10) -> list[int]:
+    """Sample sizes of Figure 3: ``steps`` even fractions of the documents (distinct, >= 1)."""
+    return sorted({max(1, round(documents * k / steps)) for k in range(1, steps + 1)})
+
+
 def sample_size_curve(counts: np.ndarray, sizes: Sequence[int], resamples: int, seed: int,
                       level: float = DEFAULT_LEVEL) -> list[dict[str, Any]]:
     """LTCR against the number of documents sampled (Figure 3): mean and percentile band of
@@ -265,11 +270,14 @@ def summarise(pairs: Sequence[Pair], verdicts: Sequence[bool | None], documents:
                 by_bin[distance_bin(pair.distance)][subset].add(verdict)
     intervals: dict[str, Any] = {"level": level, "resamples": resamples, "seed": seed,
                                  "unit": "document"}
+    curve: dict[str, Any] = {"sizes": curve_sizes(documents)}
     for subset in ("all", "anno"):
         counts = per_document(pairs, verdicts, documents, subset)
         # separate streams for the two subsets, both fixed by the seed
         ratios = bootstrap_ratios(counts, resamples, seed + (subset == "anno"))
         intervals[f"l_{subset}"] = percentile_interval(ratios, level)
+        curve[f"l_{subset}"] = sample_size_curve(counts, curve["sizes"], resamples,
+                                                 seed + 2 + (subset == "anno"), level)
     record: dict[str, Any] = {}
     for subset in ("all", "anno"):
         c = totals[subset]
@@ -280,6 +288,7 @@ def summarise(pairs: Sequence[Pair], verdicts: Sequence[bool | None], documents:
     record["by_distance"] = {b: {s: v.record() for s, v in sub.items()}
                              for b, sub in by_bin.items()}
     record["intervals"] = intervals
+    record["curve"] = curve
     return record
 
 
