@@ -130,7 +130,7 @@ def test_tiny_pipeline_end_to_end(tmp_path, mirror):
     assert figure.read_bytes().startswith(b"\x89PNG")
     # given systems: the WMT21 GLAT system and its autoregressive twin
     with open(tables / "systems_bleu.csv", newline="", encoding="utf-8") as handle:
-        systems = {r["system"] for r in csv.DictReader(handle)}
+        systems = {r["system"].removesuffix(" (baseline)") for r in csv.DictReader(handle)}
     assert {"VolcTrans-GLAT", "VolcTrans-AT"} <= systems
     assert "VolcTrans-GLAT" in (tables / "systems_redundancy.md").read_text(encoding="utf-8")
     # a second run has nothing to do
