@@ -32,7 +32,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "score": ("phenomt.core.metrics.bleu", "phenomt.core.metrics.redundancy",
               "phenomt.core.metrics.tcp", "phenomt.lexcons.chains"),
     "extract": ("phenomt.ldd.extract",),
-    "ldd": ("phenomt.ldd.cli",),
+    "ldd": ("phenomt.ldd.cli", "phenomt.ldd.fidelity"),
     "locality": ("phenomt.ldd.locality",),
     "nat": ("phenomt.nat.tables",),
     "lexcons": ("phenomt.lexcons.chains", "phenomt.lexcons.stats", "phenomt.lexcons.sheet",

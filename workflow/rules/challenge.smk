@@ -69,3 +69,27 @@ rule validation_sheet:
     shell:
         "phenomt ldd sheet-export --set {params.sets} {params.settings}"
         " --output {output} > {log} 2>&1"
+
+
+# How many pairs the reordering criterion selects under every reading the paper leaves open
+# (alignment kind, punctuation links, >= d or > d), d = 5..15, beside the paper's set size.
+rule ldd_reorder_grid:
+    input:
+        src=lambda w: PLAN.ldd.source(w.lcorpus, w.direction),
+        tgt=lambda w: PLAN.ldd.target(w.lcorpus, w.direction),
+        forward=lambda w: PLAN.ldd.alignment_file(w.lcorpus, w.direction, "forward"),
+        backward=lambda w: PLAN.ldd.alignment_file(w.lcorpus, w.direction, "reverse"),
+        gdfa=lambda w: PLAN.ldd.alignment_file(w.lcorpus, w.direction, "gdfa"),
+    output:
+        md=f"{OUT}/tables/ldd_reorder_grid.{{lcorpus}}.{{direction}}.md",
+        csv=f"{OUT}/tables/ldd_reorder_grid.{{lcorpus}}.{{direction}}.csv",
+    params:
+        paper=lambda w: PLAN.ldd.paper_set(w.lcorpus, w.direction),
+    log:
+        f"{OUT}/logs/ldd_reorder_grid/{{lcorpus}}.{{direction}}.log",
+    conda:
+        ENV
+    shell:
+        "phenomt ldd reorder-grid --src {input.src} --tgt {input.tgt}"
+        " --forward {input.forward} --reverse {input.backward} --gdfa {input.gdfa}"
+        " --paper-set {params.paper} --out-md {output.md} --out-csv {output.csv} > {log} 2>&1"

@@ -252,6 +252,13 @@ class LddPlan:
         return [self.control_json(m, c, s) for m, d in self.scoring_models()
                 for c in self.corpora for s in self.control_sets(d)]
 
+    def reorder_grid_table(self, lcorpus: str, direction: str, ext: str) -> str:
+        return f"{self.out}/tables/ldd_reorder_grid.{lcorpus}.{direction}.{ext}"
+
+    @staticmethod
+    def paper_set(lcorpus: str, direction: str) -> str:
+        return f"{lcorpus}/{direction}"
+
     # --- targets -------------------------------------------------------------------------------
     def validation_sheet(self) -> str:
         return f"{self.out}/ldd/validation_sheet.tsv"
@@ -265,7 +272,9 @@ class LddPlan:
         if self.filled_sheet:
             names.append("ldd_validation")
         tables = [f"{self.out}/tables/{n}.{ext}" for n in names for ext in ("md", "csv")]
-        return [*tables, self.validation_sheet()]
+        grids = [self.reorder_grid_table(c, d, ext) for c in self.corpora
+                 for d in self.directions for ext in ("md", "csv")]
+        return [*tables, *grids, self.validation_sheet()]
 
     def check(self) -> None:
         """Cross-references of the ``ldd`` section; raises ValueError."""
