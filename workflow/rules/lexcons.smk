@@ -32,7 +32,7 @@ rule lexcons_tables:
         stats=f"{OUT}/lexcons/stats.json",
     params:
         model_dir=lambda w, input: os.path.dirname(input.model),
-        prefix=f"{OUT}/tables/lexcons_table",
+        prefix=lambda w, output: output.tables[0].removesuffix("1.md"),
         settings=lambda w: PLAN.lexcons.stemmer_args(),
     log:
         f"{OUT}/logs/lexcons/tables.log",
