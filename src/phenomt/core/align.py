@@ -38,6 +38,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from phenomt.core.cliargs import positive_int
 from phenomt.core.io import InputError, atomic_write, count_lines, iter_lines, write_lines
 
 if TYPE_CHECKING:
@@ -495,13 +496,6 @@ def align_files(model_dir: PathLike, src: PathLike, tgt: PathLike, out_forward: 
 # Command line
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def _cmd_train(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if len(args.extra_src) != len(args.extra_tgt):
         parser.error(f"--extra-src has {len(args.extra_src)} files but --extra-tgt has "
@@ -531,7 +525,7 @@ def register_cli(tree: CommandTree) -> None:
     train.add_argument("--extra-tgt", nargs="+", action="extend", default=[], metavar="FILE",
                        help="extra target training files, in the order of --extra-src")
     train.add_argument("--model-dir", required=True, help="directory to write the models to")
-    train.add_argument("--iterations", type=_positive_int, default=DEFAULT_ITERATIONS,
+    train.add_argument("--iterations", type=positive_int, default=DEFAULT_ITERATIONS,
                        help=f"EM iterations per model (default {DEFAULT_ITERATIONS})")
 
     apply = tree.add("align apply", "Align parallel tokenized files with trained models; "
@@ -544,5 +538,5 @@ def register_cli(tree: CommandTree) -> None:
     apply.add_argument("--out-reverse", required=True,
                        help="reverse (tgt→src) alignment, written as src-tgt i-j")
     apply.add_argument("--out-gdfa", required=True, help="grow-diag-final-and alignment")
-    apply.add_argument("--jobs", type=_positive_int, default=1,
+    apply.add_argument("--jobs", type=positive_int, default=1,
                        help="parallel worker processes (contiguous shards; default 1)")

@@ -21,6 +21,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from phenomt.core.cliargs import positive_int
 from phenomt.core.io import InputError, read_lines, write_lines
 
 DEFAULT_SIZE = 2
@@ -206,13 +207,6 @@ def _split_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def _separator(text: str) -> str:
     try:
         return check_separator(text)
@@ -226,7 +220,7 @@ def register_cli(tree) -> None:
     p.add_argument("--source", required=True, help="source sentences, one a line")
     p.add_argument("--docids", required=True, help="one document id a line")
     p.add_argument("--output", required=True)
-    p.add_argument("--size", type=_positive, default=DEFAULT_SIZE,
+    p.add_argument("--size", type=positive_int, default=DEFAULT_SIZE,
                    help="previous sentences to join (default %(default)s)")
     p.add_argument("--separator", type=_separator, default=None,
                    help="token between the joined sentences (default: a space)")
@@ -235,7 +229,7 @@ def register_cli(tree) -> None:
     p.add_argument("--input", required=True, help="source or target sentences, one a line")
     p.add_argument("--docids", required=True, help="one document id a line")
     p.add_argument("--output", required=True)
-    p.add_argument("--size", type=_positive, default=DEFAULT_SIZE,
+    p.add_argument("--size", type=positive_int, default=DEFAULT_SIZE,
                    help="previous sentences to prepend (default %(default)s)")
     p.add_argument("--separator", type=_separator, default=DEFAULT_SEPARATOR)
     p = tree.add("doc split-concat", "Keep the current sentence's translation of a "
@@ -245,5 +239,5 @@ def register_cli(tree) -> None:
     p.add_argument("--separator", type=_separator, default=DEFAULT_SEPARATOR)
     p.add_argument("--docids", help="document ids of the input, to count lines whose "
                    "separators do not match their previous sentences")
-    p.add_argument("--size", type=_positive, default=DEFAULT_SIZE,
+    p.add_argument("--size", type=positive_int, default=DEFAULT_SIZE,
                    help="previous sentences the input was given (with --docids)")

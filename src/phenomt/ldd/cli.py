@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from phenomt.core.cliargs import non_negative_int, positive_int
 from phenomt.core.io import (
     InputError,
     count_lines,
@@ -202,20 +203,6 @@ def _cmd_sheet_import(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
-
-
-def _non_negative(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text}")
-    return value
-
-
 def _add_set_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, help="model name shown in the tables")
     parser.add_argument("--corpus", required=True, help="corpus (domain) name, e.g. news")
@@ -261,7 +248,7 @@ def register_cli(tree: CommandTree) -> None:
     p.add_argument("--ref", required=True, help="full-corpus references (with --ids)")
     p.add_argument("--ids", help="the set's .ids; not for the baseline")
     p.add_argument("--set-ref", help="check that the selected references equal this file")
-    p.add_argument("--corpus-sentences", type=_non_negative,
+    p.add_argument("--corpus-sentences", type=non_negative_int,
                    help="full-corpus size, when --hyp/--ref are the set's own lines")
     _add_bleu_options(p)
     p.add_argument("--ribes", action=argparse.BooleanOptionalAction, default=None,
@@ -277,9 +264,9 @@ def register_cli(tree: CommandTree) -> None:
     p.add_argument("--ref", required=True, help="full-corpus references")
     p.add_argument("--src", required=True, help="full-corpus tokenized source (for lengths)")
     p.add_argument("--ids", required=True, help="the set's .ids")
-    p.add_argument("--draws", type=_positive, default=DEFAULT_DRAWS)
+    p.add_argument("--draws", type=positive_int, default=DEFAULT_DRAWS)
     p.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    p.add_argument("--tolerance", type=_non_negative, default=DEFAULT_TOLERANCE,
+    p.add_argument("--tolerance", type=non_negative_int, default=DEFAULT_TOLERANCE,
                    help="length window ± tokens (default 1)")
     p.add_argument("--exclude-set", action="store_true",
                    help="draw from the sentences outside the set only")
@@ -316,7 +303,8 @@ def register_cli(tree: CommandTree) -> None:
                                      "with the marked words, as TSV", _cmd_sheet_export)
     p.add_argument("--set", nargs="+", required=True, metavar="SET=PREFIX",
                    help="corpus/direction/phenomenon/bin=set prefix")
-    p.add_argument("--per-set", type=_positive, default=20, help="sentences per set (default 20)")
+    p.add_argument("--per-set", type=positive_int, default=20,
+                   help="sentences per set (default 20)")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED)
     p.add_argument("--output", required=True)
 

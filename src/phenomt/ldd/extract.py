@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from phenomt.core.cliargs import non_negative_int
 from phenomt.core.conllu import Sentence, Word, read_conllu
 from phenomt.core.io import InputError, atomic_write, read_lines, write_lines
 
@@ -378,13 +379,6 @@ def extract_reorder(src_path: str | os.PathLike[str], tgt_path: str | os.PathLik
     return ExtractionResult(Path(out_prefix), tuple(ids), len(src), len(instances), files)
 
 
-def _non_negative(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text}")
-    return value
-
-
 def _report(name: str, result: ExtractionResult) -> None:
     print(f"{name}: {len(result.ids)} of {result.total} sentences selected "
           f"({result.instances} instances) -> {result.prefix}.*", file=sys.stderr)
@@ -415,7 +409,7 @@ def register_cli(tree: CommandTree) -> None:
                                       "from a source-side CoNLL-U parse.", _cmd_lexical)
     sub.add_argument("--conllu", required=True, help="source-side parse")
     sub.add_argument("--phenomenon", required=True, choices=LEXICAL_PHENOMENA)
-    sub.add_argument("--min-distance", type=_non_negative, default=0,
+    sub.add_argument("--min-distance", type=non_negative_int, default=0,
                      help="words strictly between head and dependent (default 0 = all)")
     sub.add_argument("--exact", action="store_true",
                      help="select distance exactly --min-distance instead of at least")
@@ -433,7 +427,7 @@ def register_cli(tree: CommandTree) -> None:
     sub.add_argument("--src", required=True, help="tokenized source text")
     sub.add_argument("--tgt", required=True, help="tokenized target (reference) text")
     sub.add_argument("--alignment", required=True, help="Pharaoh i-j alignment, one line a pair")
-    sub.add_argument("--min-distance", type=_non_negative, default=DEFAULT_REORDER_DISTANCE,
+    sub.add_argument("--min-distance", type=non_negative_int, default=DEFAULT_REORDER_DISTANCE,
                      help=f"keep pairs with |i - j| >= this (default {DEFAULT_REORDER_DISTANCE})")
     sub.add_argument("--out-prefix", required=True,
                      help="write <prefix>.src, .ref, .ids, .src_marked")

@@ -36,6 +36,7 @@ import pandas as pd
 
 from phenomt.core import papers
 from phenomt.core.align import grow_diag_final_and
+from phenomt.core.cliargs import non_negative_int
 from phenomt.core.io import InputError, atomic_write, read_lines
 from phenomt.core.tables import write_markdown
 from phenomt.ldd.extract import DEFAULT_REORDER_DISTANCE, parse_alignment
@@ -290,13 +291,6 @@ def write_grid(src: str | os.PathLike[str], tgt: str | os.PathLike[str],
     return frame
 
 
-def _non_negative(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text}")
-    return value
-
-
 def _cmd_reorder_grid(args: argparse.Namespace) -> int:
     if args.min > args.max:
         raise InputError("command line", f"--min {args.min} is larger than --max {args.max}")
@@ -322,9 +316,9 @@ def register_cli(tree: CommandTree) -> None:
     p.add_argument("--reverse", required=True,
                    help="reverse alignment, in source-target i-j orientation")
     p.add_argument("--gdfa", help="grow-diag-final-and alignment (default: computed)")
-    p.add_argument("--min", type=_non_negative, default=DEFAULT_MIN,
+    p.add_argument("--min", type=non_negative_int, default=DEFAULT_MIN,
                    help=f"smallest d (default {DEFAULT_MIN})")
-    p.add_argument("--max", type=_non_negative, default=DEFAULT_MAX,
+    p.add_argument("--max", type=non_negative_int, default=DEFAULT_MAX,
                    help=f"largest d (default {DEFAULT_MAX})")
     p.add_argument("--paper-set", default=DEFAULT_PAPER_SET,
                    help="the paper's corpus/direction to compare with (default "

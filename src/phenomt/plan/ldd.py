@@ -4,11 +4,11 @@ sets, their scores, controls and Tables 2-6."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from phenomt.plan.args import note_args, shell_args
 from phenomt.plan.data import DataPlan
 from phenomt.plan.models import ModelPlan
+from phenomt.plan.section import SectionPlan
 
 LEXICAL_BINS = ["all", "ge1", "ge2", "ge3", "eq0", "eq1", "eq2", "eq3", "eq4", "eq5"]
 BASELINE_SET = "baseline.all"
@@ -29,18 +29,14 @@ def direction_langs(direction: str) -> tuple[str, str]:
 
 
 @dataclass(frozen=True)
-class LddPlan:
+class LddPlan(SectionPlan):
     """Paths and settings of the LDD stages; every list is empty without an ``ldd`` section."""
 
-    section: dict[str, Any] | None
     out: str
     res: str
     data: DataPlan
     models: ModelPlan
 
-    @property
-    def enabled(self) -> bool:
-        return self.section is not None
 
     @property
     def corpora(self) -> list[str]:

@@ -4,24 +4,20 @@ test set, its statistics (Tables 1-3), LTCR with the reference as calibration, F
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from phenomt.plan.args import shell_args
 from phenomt.plan.data import DataPlan
+from phenomt.plan.section import SectionPlan
 
 
 @dataclass(frozen=True)
-class LexconsPlan:
+class LexconsPlan(SectionPlan):
     """Paths and settings of the lexical-consistency stages; empty without a ``lexcons``
     section."""
 
-    section: dict[str, Any] | None
     out: str
     data: DataPlan
 
-    @property
-    def enabled(self) -> bool:
-        return self.section is not None
 
     def testset_dir(self) -> str:
         """The released test set, assembled from its manifest (``downloads``)."""

@@ -8,6 +8,7 @@ from typing import Any
 from phenomt.core.nmt import USER_DIR
 from phenomt.plan.args import options_json, shell_args
 from phenomt.plan.models import ModelPlan
+from phenomt.plan.section import SectionPlan
 
 
 def parse_run(run: str) -> dict[str, Any]:
@@ -17,16 +18,12 @@ def parse_run(run: str) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class LocalityPlan:
+class LocalityPlan(SectionPlan):
     """Paths and settings of the experiment; empty without a ``locality`` section."""
 
-    section: dict[str, Any] | None
     out: str
     models: ModelPlan
 
-    @property
-    def enabled(self) -> bool:
-        return self.section is not None
 
     def model(self) -> str:
         """The model whose assembled training data the experiment draws from."""

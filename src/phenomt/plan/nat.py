@@ -40,25 +40,22 @@ from phenomt.nat.recipes import (
 from phenomt.plan.args import note_args, options_json
 from phenomt.plan.data import DataPlan
 from phenomt.plan.models import ModelPlan
+from phenomt.plan.section import SectionPlan
 
 #: Snakemake wildcard constraints built from the one list of NAT models.
 SYSTEM_PATTERN = f"({'|'.join(NAT_MODELS)})\\.({'|'.join(NAT_DATA)})"
 
 
 @dataclass(frozen=True)
-class NatPlan:
+class NatPlan(SectionPlan):
     """Paths and settings of the NAT stages; empty without a ``nat`` section."""
 
-    section: dict[str, Any] | None
     seed_default: int
     out: str
     data: DataPlan
     models: ModelPlan
 
     # --- settings ------------------------------------------------------------------------
-    @property
-    def enabled(self) -> bool:
-        return self.section is not None
 
     @property
     def teachers(self) -> list[str]:

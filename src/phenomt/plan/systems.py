@@ -9,10 +9,11 @@ from typing import Any
 
 from phenomt.plan.args import shell_args
 from phenomt.plan.data import DataPlan
+from phenomt.plan.section import SectionPlan
 
 
 @dataclass(frozen=True)
-class SystemsPlan:
+class SystemsPlan(SectionPlan):
     """Paths and settings of the system-scoring stages; empty without a ``systems`` section.
 
     A test set is named ``<corpus>`` of a declared test corpus; its direction is given by
@@ -20,13 +21,9 @@ class SystemsPlan:
     adding a system re-runs only that system's jobs and the tables.
     """
 
-    section: dict[str, Any] | None
     out: str
     data: DataPlan
 
-    @property
-    def enabled(self) -> bool:
-        return self.section is not None
 
     @property
     def testsets(self) -> list[str]:

@@ -12,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+from phenomt.core.cliargs import positive_int
 from phenomt.core.io import InputError, write_json
 from phenomt.core.tables import load_json, write_table
 from phenomt.systems import mqm, outputs, scores, tables
@@ -26,13 +27,6 @@ def _named_file(text: str) -> tuple[str, str]:
     if not sep or not name or not path:
         raise argparse.ArgumentTypeError(f"expected NAME=FILE, got {text!r}")
     return name, path
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
-    return value
 
 
 def _add_identity(p: argparse.ArgumentParser) -> None:
@@ -60,8 +54,8 @@ def _add_redundancy_options(p: argparse.ArgumentParser) -> None:
                                         "--embeddings-dict): enables synonyms")
     p.add_argument("--embeddings-dict")
     p.add_argument("--threshold", type=float, help="cosine above which tokens are synonyms")
-    p.add_argument("--samples", type=_positive, default=1000, help="bootstrap samples")
-    p.add_argument("--seed", type=_positive, default=scores.DEFAULT_SEED)
+    p.add_argument("--samples", type=positive_int, default=1000, help="bootstrap samples")
+    p.add_argument("--seed", type=positive_int, default=scores.DEFAULT_SEED)
     _add_mask(p)
     p.add_argument("--output", required=True)
 
@@ -253,9 +247,9 @@ def register_cli(tree) -> None:
     p.add_argument("--baseline-hyp", help="the baseline's output")
     p.add_argument("--tokenize", help="sacreBLEU tokenizer (default: by target language)")
     p.add_argument("--test", choices=sorted(scores.TESTS), default="bs")
-    p.add_argument("--samples", type=_positive,
+    p.add_argument("--samples", type=positive_int,
                    help="bootstrap samples (bs, default 1000) or trials (ar, default 10000)")
-    p.add_argument("--seed", type=_positive, default=scores.DEFAULT_SEED)
+    p.add_argument("--seed", type=positive_int, default=scores.DEFAULT_SEED)
     _add_mask(p)
     p.add_argument("--output", required=True)
     p.set_defaults(systems_parser=p)
@@ -273,7 +267,7 @@ def register_cli(tree) -> None:
     p.add_argument("--testset", required=True)
     p.add_argument("--a", required=True, type=_named_file, metavar="NAME=FILE")
     p.add_argument("--b", required=True, type=_named_file, metavar="NAME=FILE")
-    p.add_argument("--trials", type=_positive, default=10000, help="randomization trials")
+    p.add_argument("--trials", type=positive_int, default=10000, help="randomization trials")
     _add_redundancy_options(p)
     p.set_defaults(systems_parser=p)
 
@@ -285,7 +279,7 @@ def register_cli(tree) -> None:
                    help="per-system score records of the annotated systems")
     p.add_argument("--metric", nargs="*", default=[],
                    help="columns of the records: bleu, chrf, crr, drr, redundancy, or a key")
-    p.add_argument("--weak-below", type=_positive, default=mqm.WEAK_BELOW)
+    p.add_argument("--weak-below", type=positive_int, default=mqm.WEAK_BELOW)
     p.add_argument("--output", required=True)
     p.set_defaults(systems_parser=p)
 
