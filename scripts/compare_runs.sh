@@ -15,8 +15,15 @@ VENV_BIN=${VENV_BIN:-$ROOT/.venv/bin}
 export PHENOMT_MIRROR=${PHENOMT_MIRROR:-$(realpath "$ROOT/../shared/data")}
 export OMP_NUM_THREADS=1 TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1
 
+cleanup() {
+  for name in old new; do
+    git -C "$ROOT" worktree remove --force "$WORK/$name/$name-tree" 2>/dev/null || true
+  done
+}
+trap cleanup EXIT
+
 run_at() {  # run_at COMMIT NAME
-  local tree="$WORK/$2/tree" run="$WORK/$2/run"
+  local tree="$WORK/$2/$2-tree" run="$WORK/$2/run"
   git -C "$ROOT" worktree add --force --detach "$tree" "$1" >/dev/null
   mkdir -p "$run" && ln -sfn "$tree/tests" "$run/tests"
   local snakefile="$tree/workflow/Snakefile"
@@ -33,7 +40,6 @@ status=0
 diff -r --exclude 'nat_speed.*' "$WORK/old/run/results/tables" "$WORK/new/run/results/tables" \
   || status=1
 diff -r "$WORK/old/run/results/ldd/sets" "$WORK/new/run/results/ldd/sets" || status=1
-for commit in old new; do git -C "$ROOT" worktree remove --force "$WORK/$commit/tree"; done
 if [ "$status" -eq 0 ]; then
   echo "[compare] identical: tables (nat_speed aside) and challenge sets ($WORK)"
 else
