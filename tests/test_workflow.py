@@ -136,3 +136,19 @@ def test_tiny_pipeline_end_to_end(tmp_path, mirror):
     # a second run has nothing to do
     again = run_snakemake("-n", "--configfile", str(config), "--directory", str(tmp_path))
     assert "Nothing to be done" in again.stdout + again.stderr
+    # one more system: only its own scoring jobs and the tables are planned
+    from phenomt.evaluate import with_systems
+    from phenomt.plan import load_config
+
+    added = tmp_path / "added.en"
+    added.write_text((tmp_path / "results/data/raw/newstest2021.de-en.en").read_text(
+        encoding="utf-8"), encoding="utf-8")  # the reference itself as a system
+    overlay = tmp_path / "with_added.yaml"
+    overlay.write_text(yaml.safe_dump(with_systems(load_config(config, validate=False),
+                                                   "newstest2021.de-en", [("added", added)]),
+                                      sort_keys=False))
+    planned = run_snakemake("-n", "--configfile", str(overlay), "--directory", str(tmp_path))
+    stats = (planned.stdout + planned.stderr).split("Job stats:", 1)[1].split("Reasons:")[0]
+    rules = set(re.findall(r"^([a-z_]+)\s+\d+$", stats, re.M)) - {"total"}
+    assert rules == {"all", "systems_score", "systems_redundancy", "table_systems_bleu",
+                     "table_systems_redundancy"}, stats

@@ -30,5 +30,6 @@ def note_args(notes: Iterable[str]) -> str:
 
 
 def options_json(options: dict[str, Any]) -> str:
-    """fairseq options as the JSON that ``phenomt nmt`` commands take in ``--options``."""
-    return json.dumps(options)
+    """Options as the JSON that ``phenomt`` commands take (``--options``, ``--spec``), keys
+    sorted: the order of keys in a config file must not count as a change of parameters."""
+    return json.dumps(options, sort_keys=True)
