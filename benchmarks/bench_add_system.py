@@ -30,8 +30,10 @@ from phenomt.plan import PROJECT_ROOT, Plan, load_config
 
 
 def overlay_with_added_system(configfile: Path, testsets: list[str] | None, scratch: Path,
-                              directory: Path, name: str = "added") -> tuple[Path, list[str]]:
-    """A config with ``name`` (a copy of each baseline's output) on every chosen test set."""
+                              directory: Path, name: str = "added"
+                              ) -> tuple[Path, list[str], list[str]]:
+    """A config with ``name`` (a copy of each baseline's output) on every chosen test set,
+    the test sets, and the system tables (the targets: the rest of the run is not asked for)."""
     config = load_config(configfile, validate=False)
     plan = Plan(load_config_dict(config))
     chosen = testsets or plan.systems.testsets
@@ -42,7 +44,7 @@ def overlay_with_added_system(configfile: Path, testsets: list[str] | None, scra
         config = with_systems(config, testset, [(name, copy.resolve())])
     path = scratch / "config.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
-    return path, chosen
+    return path, chosen, plan.systems.tables()
 
 
 def snakemake(directory: Path, configfile: Path, cores: int, *extra: str
@@ -75,9 +77,9 @@ def main() -> None:
     args = parser.parse_args()
     directory = Path(args.directory).resolve()
     with tempfile.TemporaryDirectory(prefix="phenomt-add-") as scratch:
-        overlay, testsets = overlay_with_added_system(Path(args.configfile), args.testset,
+        overlay, testsets, targets = overlay_with_added_system(Path(args.configfile), args.testset,
                                                       Path(scratch), directory, args.name)
-        dry = snakemake(directory, overlay, args.cores, "-n")
+        dry = snakemake(directory, overlay, args.cores, "-n", *targets)
         if dry.returncode != 0:
             sys.exit(dry.stderr[-3000:])
         jobs = planned_jobs(dry)
@@ -85,7 +87,7 @@ def main() -> None:
         for rule, count in sorted(jobs.items()):
             print(f"  planned {rule:28s} {count}")
         start = time.monotonic()
-        run = snakemake(directory, overlay, args.cores)
+        run = snakemake(directory, overlay, args.cores, *targets)
         if run.returncode != 0:
             sys.exit(run.stderr[-3000:])
         print(f"wall time of the added system's jobs: {time.monotonic() - start:.1f} s")
