@@ -55,3 +55,24 @@ def test_average_checkpoints(tmp_path):
     assert avg["model"]["w"].tolist() == [2.0, 2.0]  # (1 + 3) / 2
     assert int(avg["model"]["steps"]) == 5  # integer buffers from the first checkpoint
     assert avg["cfg"] == {"seed": 1}
+
+
+def test_binarize_writes_the_folder_whole_and_reuses_its_dictionaries(tmp_path):
+    pytest.importorskip("fairseq")
+    from phenomt.core.nmt import preprocess
+
+    for part in ("train", "valid", "test"):
+        (tmp_path / f"{part}.src").write_text("a b c\nb c\n", encoding="utf-8")
+        (tmp_path / f"{part}.tgt").write_text("x y\ny z\n", encoding="utf-8")
+    model_bin = tmp_path / "bin"
+    preprocess(str(model_bin), trainpref=str(tmp_path / "train"),
+               validpref=str(tmp_path / "valid"), joined_dictionary=True)
+    assert (model_bin / "dict.src.txt").read_text() == (model_bin / "dict.tgt.txt").read_text()
+    test_bin = tmp_path / "bin-test"
+    preprocess(str(test_bin), testpref=str(tmp_path / "test"), dict_dir=str(model_bin))
+    assert (test_bin / "test.src-tgt.src.bin").stat().st_size > 0
+    assert not list(tmp_path.glob(".*.partial"))
+    with pytest.raises(RuntimeError):  # a failing run leaves neither folder nor partial
+        preprocess(str(tmp_path / "broken"), testpref=str(tmp_path / "missing"),
+                   dict_dir=str(model_bin))
+    assert not (tmp_path / "broken").exists() and not list(tmp_path.glob(".*.partial"))

@@ -19,3 +19,11 @@ def non_negative_int(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text}")
     return value
+
+
+def named_file(text: str) -> tuple[str, str]:
+    """``NAME=FILE`` (a system and its output, for example) as ``(name, file)``."""
+    name, sep, path = text.partition("=")
+    if not sep or not name or not path:
+        raise argparse.ArgumentTypeError(f"expected NAME=FILE, got {text!r}")
+    return name, path

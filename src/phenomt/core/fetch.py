@@ -17,7 +17,7 @@ import urllib.request
 import zipfile
 from pathlib import Path, PurePosixPath
 
-from phenomt.core.io import InputError, atomic_write
+from phenomt.core.io import InputError, atomic_directory, atomic_write
 
 log = logging.getLogger(__name__)
 
@@ -131,22 +131,13 @@ def fetch_tree(dest: str | os.PathLike[str], manifest: str | os.PathLike[str],
     The folder is built beside ``dest`` and renamed when complete, so an interrupted fetch
     never leaves a folder that looks whole. Returns how many files came from where.
     """
-    final = Path(dest)
-    partial = final.with_name(f".{final.name}.partial")
-    shutil.rmtree(partial, ignore_errors=True)
     counts = {"mirror": 0, "download": 0}
-    try:
+    with atomic_directory(dest) as partial:
         for digest, rel, mirrored in read_manifest(manifest):
-            source_dir = mirror / mirror_path if mirror is not None and mirror_path else None
             url = url_template.replace("{path}", rel) if url_template else None
-            mirrored_file = str(PurePosixPath(mirror_path) / mirrored) if source_dir else None
-            how = fetch(partial / rel, url, digest, mirrored_file, mirror)
-            counts[how] += 1
-        shutil.rmtree(final, ignore_errors=True)
-        os.replace(partial, final)
-    except BaseException:
-        shutil.rmtree(partial, ignore_errors=True)
-        raise
+            mirrored_file = (str(PurePosixPath(mirror_path) / mirrored)
+                             if mirror is not None and mirror_path else None)
+            counts[fetch(partial / rel, url, digest, mirrored_file, mirror)] += 1
     return counts
 
 
@@ -168,12 +159,8 @@ def extract(archive: str | os.PathLike[str], dest: str | os.PathLike[str]) -> li
     written. Extraction goes to a temporary folder renamed into place at the end.
     """
     source = Path(archive)
-    final = Path(dest)
-    tmp = final.with_name(f".{final.name}.partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
     names: list[str] = []
-    try:
+    with atomic_directory(dest) as tmp:
         if zipfile.is_zipfile(source):
             with zipfile.ZipFile(source) as zf:
                 for info in zf.infolist():
@@ -192,11 +179,6 @@ def extract(archive: str | os.PathLike[str], dest: str | os.PathLike[str]) -> li
                 tf.extractall(tmp, members=members, filter="data")
         else:
             raise InputError(source, "not a tar or zip archive")
-        shutil.rmtree(final, ignore_errors=True)
-        os.replace(tmp, final)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return names
 
 

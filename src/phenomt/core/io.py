@@ -6,6 +6,7 @@ import contextlib
 import gzip
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -54,6 +55,23 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "w", encoding: str | 
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+@contextlib.contextmanager
+def atomic_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield an empty temporary folder beside ``path``; on success it replaces ``path``,
+    on failure it is removed. A killed or failing writer never leaves a folder under the
+    final name that looks complete."""
+    final = Path(path)
+    partial = final.with_name(f".{final.name}.partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    try:
+        yield partial
+        shutil.rmtree(final, ignore_errors=True)
+        os.replace(partial, final)
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
 
 
 def write_json(path: str | os.PathLike[str], record: Mapping[str, Any]) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from phenomt.core.bpe import remove_bpe
-from phenomt.core.io import InputError, atomic_write, count_lines, write_lines
+from phenomt.core.io import InputError, atomic_directory, atomic_write, count_lines, write_lines
 from phenomt.core.text import postprocess
 
 log = logging.getLogger(__name__)
@@ -173,16 +173,8 @@ def preprocess_command(destdir: str, trainpref: str | None = None,
 def preprocess(destdir: str, log_path: str | None = None, **kwargs: Any) -> None:
     """Binarize into a temporary folder beside ``destdir`` and rename it when complete, so
     that an interrupted run never leaves a folder that looks finished."""
-    final = Path(destdir)
-    partial = final.with_name(f".{final.name}.partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    try:
+    with atomic_directory(destdir) as partial:
         run_logged(preprocess_command(str(partial), **kwargs), log_path)
-        if final.exists():
-            shutil.rmtree(final)
-        partial.rename(final)
-    finally:
-        shutil.rmtree(partial, ignore_errors=True)
 
 
 def parse_hypotheses(lines: Iterable[str], expected: int) -> list[str]:

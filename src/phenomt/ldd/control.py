@@ -33,15 +33,11 @@ import random
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from phenomt.core.metrics.bleu import corpus_bleu
-
-if TYPE_CHECKING:
-    pass
-from phenomt.core.metrics.bleu import bleu_from_statistics, bleu_statistics
+from phenomt.core.metrics.bleu import bleu_from_statistics, bleu_statistics, corpus_bleu
 from phenomt.ldd.score import scoring_name
 from phenomt.ldd.sets import CONTROL_SCHEMA, SetKey, select_lines
 

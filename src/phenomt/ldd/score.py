@@ -18,16 +18,13 @@ differs from multi-bleu only when some n-gram order has no match at all).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from phenomt.core.metrics.bleu import corpus_bleu
+from phenomt.core.metrics.ribes import ribes_record, ribes_tokens
 from phenomt.ldd.extract import (
     REORDER,
 )
-
-if TYPE_CHECKING:
-    pass
-from phenomt.core.metrics.ribes import ribes_record, ribes_tokens
 from phenomt.ldd.sets import BASELINE, SCORE_SCHEMA, SetKey
 
 

@@ -19,7 +19,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from phenomt.core.io import (
     InputError,
@@ -30,10 +30,6 @@ from phenomt.ldd.extract import (
     REORDER,
     DistanceBin,
 )
-
-if TYPE_CHECKING:
-    pass
-
 
 BASELINE = "baseline"
 PHENOMENA: tuple[str, ...] = (*LEXICAL_PHENOMENA, REORDER, BASELINE)

@@ -69,11 +69,10 @@ class SystemsPlan(SectionPlan):
                            ("--licence", spec["licence"])])
 
     def score_args(self, testset: str, system: str) -> str:
-        baseline = self.baseline(testset)
+        baseline_hyp = self.baseline_inputs(testset, system)
         return shell_args([("--target-lang", self._langs(testset)[1]),
-                           ("--baseline", baseline),
-                           ("--baseline-hyp", self.baseline_inputs(testset, system)[0]
-                            if self.baseline_inputs(testset, system) else None),
+                           ("--baseline", self.baseline(testset)),
+                           ("--baseline-hyp", baseline_hyp[0] if baseline_hyp else None),
                            ("--samples", self.section["samples"]),
                            ("--seed", self.section["seed"])])
 

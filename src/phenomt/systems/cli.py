@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from phenomt.core.cliargs import positive_int
+from phenomt.core.cliargs import named_file, positive_int
 from phenomt.core.io import InputError, write_json
 from phenomt.core.tables import load_json, write_table
 from phenomt.systems import mqm, outputs, scores, tables
@@ -20,13 +20,6 @@ from phenomt.systems import mqm, outputs, scores, tables
 
 def _print(record: dict) -> None:
     print(json.dumps(record, indent=2, ensure_ascii=False, sort_keys=True))
-
-
-def _named_file(text: str) -> tuple[str, str]:
-    name, sep, path = text.partition("=")
-    if not sep or not name or not path:
-        raise argparse.ArgumentTypeError(f"expected NAME=FILE, got {text!r}")
-    return name, path
 
 
 def _add_identity(p: argparse.ArgumentParser) -> None:
@@ -265,8 +258,8 @@ def register_cli(tree) -> None:
                  "(e.g. a non-autoregressive system against its AR twin)",
                  _redundancy_test_command)
     p.add_argument("--testset", required=True)
-    p.add_argument("--a", required=True, type=_named_file, metavar="NAME=FILE")
-    p.add_argument("--b", required=True, type=_named_file, metavar="NAME=FILE")
+    p.add_argument("--a", required=True, type=named_file, metavar="NAME=FILE")
+    p.add_argument("--b", required=True, type=named_file, metavar="NAME=FILE")
     p.add_argument("--trials", type=positive_int, default=10000, help="randomization trials")
     _add_redundancy_options(p)
     p.set_defaults(systems_parser=p)

@@ -94,6 +94,7 @@ from pathlib import Path
 
 import numpy as np
 
+from phenomt.core.cliargs import named_file
 from phenomt.core.corpus import read_parallel
 from phenomt.core.io import InputError, atomic_write, iter_lines, open_binary
 
@@ -880,13 +881,6 @@ def _score_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _system_file(text: str) -> tuple[str, str]:
-    system, sep, path = text.partition("=")
-    if not sep or not system or not path:
-        raise argparse.ArgumentTypeError(f"expected SYSTEM=FILE, got {text!r}")
-    return system, path
-
-
 def _agreement_command(args: argparse.Namespace) -> int:
     setup = _metric_setup(args)
     systems = dict(args.hyp)
@@ -921,7 +915,7 @@ def register_cli(tree) -> None:
     agree.add_argument("--annotations", required=True,
                        help="TSV: system, sentence, a, b, type (see "
                             "phenomt.core.metrics.redundancy)")
-    agree.add_argument("--hyp", required=True, action="append", type=_system_file,
+    agree.add_argument("--hyp", required=True, action="append", type=named_file,
                        metavar="SYSTEM=FILE", help="an annotated system's output (repeatable)")
     _add_metric_options(agree)
     agree.set_defaults(redundancy_parser=agree)

@@ -10,13 +10,9 @@ when pre-tokenized files are given, split on whitespace.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sacrebleu.metrics import BLEU
-
-if TYPE_CHECKING:
-    pass
-
 
 RIBES_ALPHA = 0.25
 RIBES_BETA = 0.10
