@@ -3,11 +3,34 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+TINY_CONFIG = ROOT / ".test" / "config" / "tiny.yaml"
+SNAKEMAKE = shutil.which("snakemake", path=str(Path(sys.executable).parent)) or "snakemake"
+
+
+def run_snakemake(*args: str, cwd: Path = ROOT, timeout: int = 900
+                  ) -> subprocess.CompletedProcess:
+    """Run the project's workflow with this interpreter's tools first on PATH (rules call
+    ``phenomt`` and fairseq's scripts)."""
+    cmd = [SNAKEMAKE, "--snakefile", str(ROOT / "workflow" / "Snakefile"), *args]
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def tiny_workdir(path: Path) -> Path:
+    """Prepare ``path`` to run the checked-in tiny config (its tests/ paths resolve there)."""
+    path.mkdir(parents=True, exist_ok=True)
+    link = path / "tests"
+    if not link.exists():
+        link.symlink_to(ROOT / "tests")
+    return path
 
 
 def mirror_dir() -> Path | None:
@@ -28,3 +51,17 @@ def mirror() -> Path:
             pytest.fail(message + ", and PHENOMT_REQUIRE_MIRROR is set")
         pytest.skip(message)
     return path
+
+
+@pytest.fixture(scope="session")
+def tiny_run(tmp_path_factory, mirror) -> Path:
+    """One complete local run of the tiny config, shared by every test that needs finished
+    results (the end-to-end checks, the cluster, fault and report tests compare against it).
+    Returns its working directory (``results/`` inside)."""
+    pytest.importorskip("fairseq")
+    workdir = tiny_workdir(tmp_path_factory.mktemp("tiny-run"))
+    # The timeout only guards against a hang; benchmarks/stage_times.py reports the time.
+    result = run_snakemake("--cores", "2", "--configfile", str(TINY_CONFIG),
+                           "--directory", str(workdir), timeout=2400)
+    assert result.returncode == 0, result.stderr[-5000:]
+    return workdir

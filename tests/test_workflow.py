@@ -3,29 +3,16 @@
 from __future__ import annotations
 
 import csv
-import os
 import re
 import resource
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, TINY_CONFIG, run_snakemake, tiny_workdir
 
-SNAKEMAKE = shutil.which("snakemake", path=str(Path(sys.executable).parent)) or "snakemake"
 PAPER_CONFIGS = sorted((ROOT / "config" / "papers").glob("*.yaml"))
-TINY_CONFIG = ROOT / ".test" / "config" / "tiny.yaml"
-
-
-def run_snakemake(*args: str, cwd: Path = ROOT, timeout: int = 900):
-    cmd = [SNAKEMAKE, "--snakefile", str(ROOT / "workflow" / "Snakefile"), *args]
-    # Rules call `phenomt` and fairseq's scripts: put this interpreter's bin/ first on PATH.
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
 
 
 def test_lint_is_clean():
@@ -40,7 +27,7 @@ def test_lint_is_clean():
 def test_dry_run_builds_dag_quickly(config, tmp_path):
     # CPU time of the snakemake process, not wall time, so a busy machine does not fail it;
     # benchmarks/dag_times.py prints the wall times.
-    (tmp_path / "tests").symlink_to(ROOT / "tests")  # the tiny config reads tests/data
+    tiny_workdir(tmp_path)  # the tiny config reads tests/data
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     result = run_snakemake("-n", "--configfile", str(config), "--directory", str(tmp_path))
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -59,26 +46,15 @@ def test_invalid_config_is_rejected(tmp_path):
     assert "split" in result.stderr + result.stdout
 
 
-def tiny_config(tmp_path: Path) -> Path:
-    """The checked-in tiny config, run in ``tmp_path`` (its tests/ paths resolve there)."""
-    (tmp_path / "tests").symlink_to(ROOT / "tests")
-    return TINY_CONFIG
-
-
 def _numbers(csv_path: Path, column: str) -> list[float]:
     with open(csv_path, newline="", encoding="utf-8") as handle:
         return [float(row[column]) for row in csv.DictReader(handle)]
 
 
 @pytest.mark.integration
-def test_tiny_pipeline_end_to_end(tmp_path, mirror):
-    pytest.importorskip("fairseq")
-    config = tiny_config(tmp_path)
-    # The timeout only guards against a hang; benchmarks/stage_times.py reports the time.
-    result = run_snakemake("--cores", "2", "--configfile", str(config),
-                           "--directory", str(tmp_path), timeout=1800)
-    assert result.returncode == 0, result.stderr[-5000:]
-    tables = tmp_path / "results" / "tables"
+def test_tiny_pipeline_end_to_end(tiny_run):
+    workdir, config = tiny_run, TINY_CONFIG
+    tables = workdir / "results" / "tables"
     for name in ("bleu", "corpus_stats", "ldd_control", *(f"ldd_table{i}" for i in range(1, 7))):
         assert (tables / f"{name}.md").stat().st_size > 0, name
     bleu = _numbers(tables / "bleu.csv", "BLEU")
@@ -90,19 +66,19 @@ def test_tiny_pipeline_end_to_end(tmp_path, mirror):
     declared = yaml.safe_load(config.read_text())["corpora"]
     assert len(sentences) == len(declared) and all(s > 0 for s in sentences)
     # hypotheses are plain text, one per test sentence
-    hyp = tmp_path / "results/models/transformer.de-en/hyp/newstest2013.de-en.txt"
+    hyp = workdir / "results/models/transformer.de-en/hyp/newstest2013.de-en.txt"
     assert len(hyp.read_text(encoding="utf-8").splitlines()) == 60
     assert "@@" not in hyp.read_text(encoding="utf-8")
     # LDD tables: set sizes are counts, BLEU is a number for every model's baseline
     with open(tables / "ldd_table3.csv", newline="", encoding="utf-8") as handle:
         sizes = list(csv.DictReader(handle))
     assert len(sizes) == 2 * (2 + 3) * 10  # corpora x (de-en + en-de phenomena) x bins
-    sheet = tmp_path / "results/ldd/validation_sheet.tsv"
+    sheet = workdir / "results/ldd/validation_sheet.tsv"
     assert sheet.read_text(encoding="utf-8").splitlines()[0].count("\t") >= 4
     table1 = (tables / "ldd_table1.md").read_text(encoding="utf-8")
     assert "perposemb" in table1.lower() and "lstm" in table1.lower()
     # newstest2020 zh-en keeps its document ids, line by line with its text
-    docids = (tmp_path / "results/data/raw/newstest2020.zh-en.docids").read_text().splitlines()
+    docids = (workdir / "results/data/raw/newstest2020.zh-en.docids").read_text().splitlines()
     assert len(docids) == 60 and docids[0].startswith("xinhua")
     # NAT: Tables 5 (BLEU, Redu.) and 10 (CRR, DRR), each with the AR row and every model
     # on raw and on distilled data; the paper's numbers beside ours
@@ -126,7 +102,7 @@ def test_tiny_pipeline_end_to_end(tmp_path, mirror):
         rows = list(csv.DictReader(handle))
     assert [int(r["pairs"]) for r in rows] == [945, 2571, 2013, 1729, 1424, 8610]
     assert "Calibration" in (tables / "lexcons_table1.md").read_text(encoding="utf-8")
-    figure = tmp_path / "results" / "figures" / "lexcons_figure3.png"
+    figure = workdir / "results" / "figures" / "lexcons_figure3.png"
     assert figure.read_bytes().startswith(b"\x89PNG")
     # given systems: the WMT21 GLAT system and its autoregressive twin
     with open(tables / "systems_bleu.csv", newline="", encoding="utf-8") as handle:
@@ -134,20 +110,20 @@ def test_tiny_pipeline_end_to_end(tmp_path, mirror):
     assert {"VolcTrans-GLAT", "VolcTrans-AT"} <= systems
     assert "VolcTrans-GLAT" in (tables / "systems_redundancy.md").read_text(encoding="utf-8")
     # a second run has nothing to do
-    again = run_snakemake("-n", "--configfile", str(config), "--directory", str(tmp_path))
+    again = run_snakemake("-n", "--configfile", str(config), "--directory", str(workdir))
     assert "Nothing to be done" in again.stdout + again.stderr
     # one more system: only its own scoring jobs and the tables are planned
     from phenomt.evaluate import with_systems
     from phenomt.plan import load_config
 
-    added = tmp_path / "added.en"
-    added.write_text((tmp_path / "results/data/raw/newstest2021.de-en.en").read_text(
+    added = workdir / "added.en"
+    added.write_text((workdir / "results/data/raw/newstest2021.de-en.en").read_text(
         encoding="utf-8"), encoding="utf-8")  # the reference itself as a system
-    overlay = tmp_path / "with_added.yaml"
+    overlay = workdir / "with_added.yaml"
     overlay.write_text(yaml.safe_dump(with_systems(load_config(config, validate=False),
                                                    "newstest2021.de-en", [("added", added)]),
                                       sort_keys=False))
-    planned = run_snakemake("-n", "--configfile", str(overlay), "--directory", str(tmp_path))
+    planned = run_snakemake("-n", "--configfile", str(overlay), "--directory", str(workdir))
     stats = (planned.stdout + planned.stderr).split("Job stats:", 1)[1].split("Reasons:")[0]
     rules = set(re.findall(r"^([a-z_]+)\s+\d+$", stats, re.M)) - {"total"}
     assert rules == {"all", "systems_score", "systems_redundancy", "table_systems_bleu",
