@@ -8,7 +8,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 export OMP_NUM_THREADS := 1
 export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD := 1
 
-.PHONY: setup run test lint dryrun bench clean
+.PHONY: setup run report test lint dryrun bench clean
 
 setup: $(STAMP)
 
@@ -18,6 +18,12 @@ $(STAMP): pyproject.toml envs/constraints.txt envs/fairseq-deps.txt scripts/setu
 
 run: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG)
+
+# The HTML report of a run (results/report.html): builds what the report shows that is still
+# missing (after `make run`, only the HTML views of the tables), then the report itself.
+report: $(STAMP)
+	$(BIN)/snakemake report_inputs --cores $(CORES) --configfile $(CONFIG)
+	$(BIN)/snakemake report_inputs --report results/report.html --configfile $(CONFIG)
 
 dryrun: $(STAMP)
 	$(BIN)/snakemake -n --configfile $(CONFIG)

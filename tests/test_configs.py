@@ -12,12 +12,12 @@ import yaml
 from phenomt.core.fetch import sha256_of
 from tests.conftest import ROOT
 
-CONFIGS = sorted([ROOT / "config" / "config.yaml", *(ROOT / "config" / "papers").glob("*.yaml"),
+CONFIGS = sorted([*(ROOT / "config").glob("*.yaml"), *(ROOT / "config" / "papers").glob("*.yaml"),
                   *(ROOT / ".test" / "config").glob("*.yaml")])
 
 
 def test_tiny_config_is_generated_from_the_default():
-    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "make_tiny_config.py"),
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "make_configs.py"),
                              "--check"], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stderr
 

@@ -96,6 +96,16 @@ def test_tsv_short_row_names_line(tmp_path):
         read_corpus("tsv", {"de": path, "en": path}, ["de", "en"], columns={"de": 1, "en": 2})
 
 
+def test_tsv_empty_lines_are_empty_pairs_that_end_documents(tmp_path):
+    path = _write(tmp_path / "nc.tsv", "a\tA\nb\tB\n\nc\tC\n")
+    cols = read_corpus("tsv", {"de": path, "en": path}, ["de", "en"], columns={"de": 0, "en": 1})
+    assert cols == [["a", "b", "", "c"], ["A", "B", "", "C"]]
+    out = tmp_path / "ids"
+    prepare_docids("tsv", {"de": path, "en": path}, ["de", "en"], CleanPolicy(empty="drop"),
+                   ("blank_lines", path), out, columns={"de": 0, "en": 1})
+    assert read_lines(out) == ["doc00001", "doc00001", "doc00002"]
+
+
 def test_iwslt_formats(tmp_path):
     tags = _write(tmp_path / "train.tags.de-en.de",
                   "<url>http://x</url>\n<talkid>1</talkid>\n<title>Ein Titel</title>\n"
@@ -165,3 +175,67 @@ def test_assemble_dedup_and_leak_check(tmp_path):
     assert stats == {"input_pairs": 4, "duplicates": 1, "leaks": 1, "output_pairs": 2}
     assert read_lines(out[0]) == ["Hallo .", "Neu"]
     assert read_lines(out[1]) == ["Hello .", "new"]
+
+
+def _layout(root, documents):
+    """A released-layout folder: one ``zh ||| en`` file per document."""
+    for n, pairs in enumerate(documents, start=1):
+        for layer in ("zh2en_raw", "zh2en_token"):
+            text = "".join(f"{zh} ||| {en}\n" for zh, en in pairs)
+            (root / layer).mkdir(parents=True, exist_ok=True)
+            _write(root / layer / f"test-{n}.txt", text)
+    return root
+
+
+def test_released_layout_corpus_reads_documents_in_numeric_order(tmp_path):
+    docs = [[(f"源{n}", f"src {n}")] for n in range(1, 11)]
+    docs[0].append(("第二句", "second"))
+    root = _layout(tmp_path / "set", docs)
+    zh, en = read_corpus("released_layout", {"zh": root, "en": root}, ["zh", "en"])
+    # test-10 comes after test-9, not after test-1
+    assert zh[:3] == ["源1", "第二句", "源2"] and zh[-1] == "源10"
+    assert en[:2] == ["src 1", "second"]
+    ids = read_docids("released_layout", root)
+    assert ids[:3] == ["test-1", "test-1", "test-2"] and ids[-1] == "test-10"
+
+
+def test_documents_keeps_whole_documents_and_their_ids(tmp_path):
+    # documents [a b] [c] [d e]: the first two documents are three lines
+    zh = _write(tmp_path / "c.zh", "a\nb\nc\nd\ne\n")
+    en = _write(tmp_path / "c.en", "A\nB\nC\nD\nE\n")
+    nsent = _write(tmp_path / "n_sent", "2\n1\n2\n")
+    files = {"zh": zh, "en": en}
+    outputs = {"zh": tmp_path / "o.zh", "en": tmp_path / "o.en"}
+    prepare_corpus("plain", files, ["zh", "en"], outputs, tmp_path / "r.json", CleanPolicy(),
+                   docids=("n_sent", nsent), documents=2)
+    assert read_lines(outputs["en"]) == ["A", "B", "C"]
+    prepare_docids("plain", files, ["zh", "en"], CleanPolicy(), ("n_sent", nsent),
+                   tmp_path / "ids", documents=2)
+    assert read_lines(tmp_path / "ids") == ["doc00001", "doc00001", "doc00002"]
+    with pytest.raises(InputError, match="has 3 documents, 4 were asked for"):
+        prepare_corpus("plain", files, ["zh", "en"], outputs, tmp_path / "r.json",
+                       CleanPolicy(), docids=("n_sent", nsent), documents=4)
+    with pytest.raises(ValueError, match="needs the corpus's document ids"):
+        prepare_corpus("plain", files, ["zh", "en"], outputs, tmp_path / "r.json",
+                       CleanPolicy(), documents=1)
+
+
+def test_assemble_writes_the_document_ids_of_the_kept_pairs(tmp_path):
+    # corpus 0: [Hallo Hallo(dup)] [Geheim(leak) Neu]; corpus 1: [Eins]
+    a_de = _write(tmp_path / "a.de", "Hallo .\nHallo .\nGeheim\nNeu\n")
+    a_en = _write(tmp_path / "a.en", "Hello .\nHello .\nsecret\nnew\n")
+    a_ids = _write(tmp_path / "a.ids", "d1\nd1\nd2\nd2\n")
+    b_de = _write(tmp_path / "b.de", "Eins\n")
+    b_en = _write(tmp_path / "b.en", "One\n")
+    b_ids = _write(tmp_path / "b.ids", "d1\n")
+    t_de = _write(tmp_path / "t.de", "geheim\n")
+    t_en = _write(tmp_path / "t.en", "Something else\n")
+    ids = tmp_path / "train.docids"
+    stats = assemble_train([[a_de, a_en], [b_de, b_en]], [[t_de, t_en]], [],
+                           [a_ids, b_ids], ids)
+    assert stats["output_pairs"] == 3 and stats["duplicates"] == 1 and stats["leaks"] == 1
+    # documents of different corpora stay apart although both are called d1
+    assert read_lines(ids) == ["0:d1", "0:d2", "1:d1"]
+    short = _write(tmp_path / "short.ids", "d1\n")
+    with pytest.raises(InputError, match="1 document ids for 4 lines"):
+        assemble_train([[a_de, a_en]], [], [], [short], ids)

@@ -130,3 +130,12 @@ def test_command_line(tmp_path: Path):
     with pytest.raises(SystemExit):
         _run(["doc", "context", "--source", str(src), "--docids", str(ids), "--size", "0",
               "--output", str(tmp_path / "x.txt")])
+
+
+def test_select_documents_drops_lines_outside_documents():
+    from phenomt.core.doccontext import select_documents
+
+    columns, ids = select_documents([["a", "b", "c"], ["A", "B", "C"]], ["0:d", "-", "0:d"])
+    assert columns == [["a", "c"], ["A", "C"]] and ids == ["0:d", "0:d"]
+    with pytest.raises(InputError, match="2 lines"):
+        select_documents([["a", "b"]], ["-"])

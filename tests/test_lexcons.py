@@ -218,7 +218,7 @@ def test_convert_by_document_ids_and_counts(tmp_path):
 
 def test_cli_registers_the_wing_commands(tmp_path):
     modules = ["phenomt.lexcons.chains", "phenomt.lexcons.stats", "phenomt.lexcons.sheet",
-               "phenomt.lexcons.convert"]
+               "phenomt.lexcons.convert", "phenomt.lexcons.results"]
     parser = build_parser(modules)
     out = tmp_path / "iaa.json"
     args = parser.parse_args(["lexcons", "iaa", "--a", str(DATA / "sheets" / "a.tsv"),
@@ -228,7 +228,12 @@ def test_cli_registers_the_wing_commands(tmp_path):
     for command in (["lexcons", "tables", "--testset", "x", "--table-prefix", "y",
                      "--stats", "z"],
                     ["lexcons", "convert", "--src", "a", "--ref", "b", "--docids", "c",
-                     "--outdir", "d"],
+                     "--output", "d"],
+                    ["lexcons", "subset", "--testset", "x", "--documents", "2", "--output", "d"],
+                    ["lexcons", "model-tables", "--ltcr", "a=b", "--ref", "r", "--scale", "s",
+                     "--testset-note", "t", "--table-prefix", "p"],
+                    ["lexcons", "sets-table", "--ltcr", "a/b=c", "--output-md", "m",
+                     "--output-csv", "c"],
                     ["lexcons", "sheet-export", "--testset", "x", "--output", "y"],
                     ["lexcons", "sheet-import", "--testset", "x", "--sheet", "s",
                      "--outdir", "d"]):

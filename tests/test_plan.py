@@ -69,7 +69,8 @@ def test_ldd_sets_follow_the_source_language(plan):
     assert plan.ldd.set_key("news", "en-de", "particle.ge1") == "news/en-de/particle/ge1"
 
 
-def test_locality_run_options(plan):
+def test_locality_run_options():
+    plan = Plan(load_config(ROOT / "config" / "cpu.yaml"))  # every run of Table 1
     runs = plan.locality.runs()
     assert "perposemb.learned.transformer.s1" in runs and len(runs) == 8
     perposemb = plan.locality.train_options("perposemb.learned.transformer.s1")
@@ -102,3 +103,48 @@ def test_multi_bleu_setting_scores_tokenized_text(plan):
     assert tokenized["hyp"].endswith("hyp-tok/newstest2013.de-en.txt")
     assert tokenized["ref"] == "results/data/tok/newstest2013.de-en.en"
     assert "ids" not in tokenized
+
+
+def test_document_models_build_on_the_sentence_model(plan):
+    docs = plan.documents
+    assert docs.sentence == "transformer.zh-en"
+    assert docs.systems() == ["sent-transformer", "doc-transformer", "concat"]
+    assert set(docs.testsets()) == {"lexcons.test", "doc2doc.test", "newstest2020.zh-en"}
+    step2 = docs.train_options("doc-transformer")
+    # step 2: the sentence model's sizes, its weights, only the document parameters trained
+    assert step2["arch"] == "doc_transformer" and step2["task"] == "translation_doc"
+    assert step2["encoder_embed_dim"] == 128 and step2["doc_freeze_sentence_params"] is True
+    assert step2["finetune_from_model"] == plan.models.checkpoint("transformer.zh-en")
+    assert step2["max_update"] == 200  # its own setting over the sentence model's
+    concat = docs.train_options("concat")
+    assert concat["arch"] == "transformer" and "finetune_from_model" not in concat
+    # the Doc-Transformer reuses the sentence model's subwords and dictionary
+    assert "--dict-dir results/models/transformer.zh-en/bin" in docs.binarize_args(
+        "doc-transformer")
+    assert docs.pair_inputs("doc-transformer", "train")[0] == \
+        "results/models/transformer.zh-en/data/train.bpe.src"
+    assert "--joined-dictionary" in docs.binarize_args("concat")
+    assert docs.generate_args("concat") == "--concat-separator '<brk>'"
+    assert docs.part_docids("train") == "results/models/transformer.zh-en/data/train.docids"
+
+
+def test_lexcons_sets_are_the_released_part_or_converted(plan):
+    lex = plan.lexcons
+    assert lex.released_set() == "lexcons.test"
+    assert lex.set_args("lexcons.test").startswith("subset --testset resources/trees/lexcons")
+    assert lex.set_args("doc2doc.test").startswith("convert --src results/data/raw/")
+    assert lex.set_align("lexcons.test") == "results/lexcons/align/settings.json"
+    assert lex.set_align("doc2doc.test") == "results/lexcons/sets/doc2doc.test.align/settings.json"
+    assert lex.score_hyp("doc2doc.test", "reference") == "results/data/raw/doc2doc.test.en"
+    assert "--n-sent resources/downloads/doc2doc.n_sent" in lex.tcp_args("concat")
+
+
+def test_document_models_need_document_ids():
+    config = load_config(ROOT / "config" / "config.yaml")
+    config["corpora"]["pdc.sample"]["docids"] = None
+    with pytest.raises(ValueError, match="need document ids for \\['pdc.sample'\\]"):
+        Plan(config).check()
+    config = load_config(ROOT / "config" / "config.yaml")
+    config["corpora"]["doc2doc.test"]["documents"] = 3
+    with pytest.raises(ValueError, match="lexcons.tcp: the corpus must be the whole"):
+        Plan(config).check()

@@ -21,8 +21,8 @@ def test_lint_is_clean():
     assert "Lints for" not in result.stdout + result.stderr, result.stdout + result.stderr
 
 
-@pytest.mark.parametrize("config", [ROOT / "config" / "config.yaml", TINY_CONFIG,
-                                    *PAPER_CONFIGS],
+@pytest.mark.parametrize("config", [ROOT / "config" / "config.yaml",
+                                    ROOT / "config" / "cpu.yaml", TINY_CONFIG, *PAPER_CONFIGS],
                          ids=lambda p: p.name)
 def test_dry_run_builds_dag_quickly(config, tmp_path):
     # CPU time of the snakemake process, not wall time, so a busy machine does not fail it;
@@ -77,9 +77,30 @@ def test_tiny_pipeline_end_to_end(tiny_run):
     assert sheet.read_text(encoding="utf-8").splitlines()[0].count("\t") >= 4
     table1 = (tables / "ldd_table1.md").read_text(encoding="utf-8")
     assert "perposemb" in table1.lower() and "lstm" in table1.lower()
-    # newstest2020 zh-en keeps its document ids, line by line with its text
+    # newstest2020 zh-en keeps its document ids, line by line with its text: 2 whole documents
     docids = (workdir / "results/data/raw/newstest2020.zh-en.docids").read_text().splitlines()
-    assert len(docids) == 60 and docids[0].startswith("xinhua")
+    text = (workdir / "results/data/raw/newstest2020.zh-en.zh").read_text().splitlines()
+    assert len(docids) == len(text) and len(set(docids)) == 2
+    assert docids[0].startswith("xinhua")
+    # sentence- vs document-level models: Tables 4-6 with every model and the paper's rows
+    with open(tables / "lexcons_table6.csv", newline="", encoding="utf-8") as handle:
+        rows = {r["system"]: r for r in csv.DictReader(handle)}
+    assert {"Sent-Transformer", "Doc-Transformer", "Concatenation (2+1)",
+            "Reference (calibration)", "G-Transformer", "CVAE-Transformer"} == set(rows)
+    assert float(rows["Doc-Transformer"]["paper BLEU"]) == 18.12
+    assert 0 <= float(rows["Sent-Transformer"]["BLEU"]) <= 100
+    assert float(rows["Reference (calibration)"]["L-Anno (%)"]) > 0
+    with open(tables / "lexcons_table5.csv", newline="", encoding="utf-8") as handle:
+        assert len(list(csv.DictReader(handle))) == 6 * 6  # (3 models, ref, 2 paper) x bins
+    with open(tables / "lexcons_sets.csv", newline="", encoding="utf-8") as handle:
+        sets = {(r["test set"], r["system"]) for r in csv.DictReader(handle)}
+    assert ("doc2doc.test", "Doc-Transformer") in sets
+    assert ("doc2doc.test", "Reference (calibration)") in sets
+    # every sentence of the released set's part got a document-level translation
+    hyp = workdir / "results/docmodels/doc-transformer/hyp/lexcons.test.txt"
+    layout = workdir / "results/lexcons/sets/lexcons.test/zh2en_token"
+    assert len(hyp.read_text(encoding="utf-8").splitlines()) == sum(
+        len(f.read_text(encoding="utf-8").splitlines()) for f in layout.iterdir())
     # NAT: Tables 5 (BLEU, Redu.) and 10 (CRR, DRR), each with the AR row and every model
     # on raw and on distilled data; the paper's numbers beside ours
     models = ["CMLM", "CMLM+OaXE", "GLAT", "GLAT+OaXE", "DAT"]
@@ -109,6 +130,22 @@ def test_tiny_pipeline_end_to_end(tiny_run):
         systems = {r["system"].removesuffix(" (baseline)") for r in csv.DictReader(handle)}
     assert {"VolcTrans-GLAT", "VolcTrans-AT"} <= systems
     assert "VolcTrans-GLAT" in (tables / "systems_redundancy.md").read_text(encoding="utf-8")
+    # ... on the LDD challenge sets of their test set, systems as columns
+    with open(tables / "systems_ldd_table4.newstest2021.de-en.csv", newline="",
+              encoding="utf-8") as handle:
+        rows = {r["set"]: r for r in csv.DictReader(handle)}
+    assert list(rows)[0] == "full test set" and "reorder.ge5" in rows
+    assert rows["full test set"]["sentences"] == "1000"
+    assert rows["full test set"]["VolcTrans-GLAT"].startswith("35.05 [")  # the README's 35.0
+    assert re.fullmatch(r"\d+\.\d\d \[\d+\.\d\d, \d+\.\d\d\] Δ[+-]\d+\.\d\d( [▼▲])?",
+                        rows["reorder.ge5"]["VolcTrans-AT"])
+    for number in (5, 6):
+        md = (tables / f"systems_ldd_table{number}.newstest2021.de-en.md").read_text(
+            encoding="utf-8")
+        assert "VolcTrans-GLAT" in md and "full test set 1000 sentences" in md
+    # MQM-annotated Zh->En outputs: rates beside DRR and LTCR, with Spearman's rho
+    mqm = (tables / "systems_mqm.wmt21-ted.zh-en.md").read_text(encoding="utf-8")
+    assert "LTCR (L-All)" in mqm and "DRR" in mqm and "weak evidence: n < 10" in mqm
     # a second run has nothing to do
     again = run_snakemake("-n", "--configfile", str(config), "--directory", str(workdir))
     assert "Nothing to be done" in again.stdout + again.stderr
@@ -126,5 +163,5 @@ def test_tiny_pipeline_end_to_end(tiny_run):
     planned = run_snakemake("-n", "--configfile", str(overlay), "--directory", str(workdir))
     stats = (planned.stdout + planned.stderr).split("Job stats:", 1)[1].split("Reasons:")[0]
     rules = set(re.findall(r"^([a-z_]+)\s+\d+$", stats, re.M)) - {"total"}
-    assert rules == {"all", "systems_score", "systems_redundancy", "table_systems_bleu",
-                     "table_systems_redundancy"}, stats
+    assert rules == {"all", "systems_score", "systems_redundancy", "systems_ldd_score",
+                     "table_systems_bleu", "table_systems_redundancy", "table_systems_ldd"}, stats

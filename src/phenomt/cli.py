@@ -32,14 +32,15 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "score": ("phenomt.core.metrics.bleu", "phenomt.core.metrics.redundancy",
               "phenomt.core.metrics.tcp", "phenomt.lexcons.chains"),
     "extract": ("phenomt.ldd.extract",),
-    "ldd": ("phenomt.ldd.cli", "phenomt.ldd.fidelity"),
+    "ldd": ("phenomt.ldd.cli", "phenomt.ldd.fidelity", "phenomt.ldd.figures"),
     "locality": ("phenomt.ldd.locality",),
-    "nat": ("phenomt.nat.tables",),
+    "nat": ("phenomt.nat.tables", "phenomt.nat.figures"),
     "lexcons": ("phenomt.lexcons.chains", "phenomt.lexcons.stats", "phenomt.lexcons.sheet",
-                "phenomt.lexcons.convert", "phenomt.lexcons.figures"),
+                "phenomt.lexcons.convert", "phenomt.lexcons.figures", "phenomt.lexcons.results"),
     "systems": ("phenomt.systems.cli", "phenomt.evaluate"),
     "table": ("phenomt.core.tables", "phenomt.ldd.cli", "phenomt.ldd.locality",
               "phenomt.nat.tables", "phenomt.systems.cli"),
+    "report": ("phenomt.core.report",),
 }
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(m for ms in COMMANDS.values() for m in ms))
 

@@ -72,10 +72,9 @@ rule corpus_docids:
         f"{OUT}/data/raw/{{corpus}}.docids",
     params:
         args=lambda w: PLAN.data.corpus_args(w.corpus),
-        docids=lambda w: PLAN.data.docids_args(w.corpus),
     log:
         f"{OUT}/logs/prepare/{{corpus}}.docids.log",
     conda:
         ENV
     shell:
-        "phenomt corpus docids {params.args} {params.docids} --output {output} > {log} 2>&1"
+        "phenomt corpus docids {params.args} --output {output} > {log} 2>&1"

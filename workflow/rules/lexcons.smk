@@ -51,7 +51,14 @@ rule lexcons_figure3:
     input:
         f"{OUT}/lexcons/stats.json",
     output:
-        PLAN.lexcons.figure_files(),
+        png=report(
+            PLAN.lexcons.figure("figure3", "png"),
+            caption="../report/lexcons_figure3.rst",
+            category=PLAN.report.category("lexcons"),
+            subcategory="Figures",
+            labels={"figure": "LTCR against sample size (paper: Figure 3)"},
+        ),
+        svg=PLAN.lexcons.figure("figure3", "svg"),
     log:
         f"{OUT}/logs/lexcons/figure3.log",
     conda:
@@ -60,3 +67,128 @@ rule lexcons_figure3:
         "phenomt lexcons figure3 --record {input} --key reference_calibration"
         " --title 'Reference as hypothesis: LTCR against sample size'"
         " --output {output} > {log} 2>&1"
+
+
+# LTCR of the same calibration by the sentence distance of a pair (the bins of Table 5).
+rule lexcons_figure_distance:
+    input:
+        f"{OUT}/lexcons/stats.json",
+    output:
+        png=report(
+            PLAN.lexcons.figure("distance", "png"),
+            caption="../report/lexcons_distance.rst",
+            category=PLAN.report.category("lexcons"),
+            subcategory="Figures",
+            labels={"figure": "LTCR by sentence distance (paper: Table 5)"},
+        ),
+        svg=PLAN.lexcons.figure("distance", "svg"),
+    log:
+        f"{OUT}/logs/lexcons/figure_distance.log",
+    conda:
+        ENV
+    shell:
+        "phenomt lexcons figure-distance --record {input} --key reference_calibration"
+        " --title 'Reference as hypothesis: LTCR by sentence distance'"
+        " --output {output} > {log} 2>&1"
+
+
+# --- LTCR of the sentence and document models (Tables 4-6, further sets, TCP) -------------
+
+
+# A test corpus in the released layout: a part of the released set (with its chains), or
+# another document-level corpus converted from its text and document ids (L-All only).
+rule lexcons_set:
+    input:
+        lambda w: PLAN.lexcons.set_inputs(w.corpus),
+    output:
+        directory(f"{OUT}/lexcons/sets/{{corpus}}"),
+    params:
+        args=lambda w: PLAN.lexcons.set_args(w.corpus),
+    log:
+        f"{OUT}/logs/lexcons/set.{{corpus}}.log",
+    conda:
+        ENV
+    shell:
+        "phenomt lexcons {params.args} --output {output} > {log} 2>&1"
+
+
+use rule lexcons_align_train as lexcons_set_align with:
+    input:
+        testset=f"{OUT}/lexcons/sets/{{corpus}}",
+        extra=lambda w: PLAN.lexcons.align_extra_inputs(),
+    output:
+        f"{OUT}/lexcons/sets/{{corpus}}.align/settings.json",
+    log:
+        f"{OUT}/logs/lexcons/align_train.{{corpus}}.log",
+    benchmark:
+        f"{OUT}/benchmarks/lexcons/align_train.{{corpus}}.tsv"
+
+
+rule lexcons_score:
+    input:
+        testset=f"{OUT}/lexcons/sets/{{corpus}}",
+        hyp=lambda w: PLAN.lexcons.score_hyp(w.corpus, w.docsys),
+        model=lambda w: PLAN.lexcons.set_align(w.corpus),
+    output:
+        f"{OUT}/lexcons/scores/{{corpus}}/{{docsys}}.json",
+    params:
+        model_dir=lambda w, input: os.path.dirname(input.model),
+        settings=lambda w: PLAN.lexcons.metric_args(),
+    log:
+        f"{OUT}/logs/lexcons/score.{{corpus}}.{{docsys}}.log",
+    benchmark:
+        f"{OUT}/benchmarks/lexcons/score.{{corpus}}.{{docsys}}.tsv"
+    conda:
+        ENV
+    shell:
+        "phenomt score ltcr --testset {input.testset} --hyp {input.hyp}"
+        " --align-model {params.model_dir} {params.settings} --output {output} > {log} 2>&1"
+
+
+rule lexcons_tcp:
+    input:
+        lambda w: PLAN.lexcons.tcp_inputs(w.docsys),
+    output:
+        f"{OUT}/lexcons/tcp/{{docsys}}.json",
+    params:
+        args=lambda w: PLAN.lexcons.tcp_args(w.docsys),
+    log:
+        f"{OUT}/logs/lexcons/tcp.{{docsys}}.log",
+    conda:
+        ENV
+    shell:
+        "phenomt score tcp {params.args} --output {output} > {log} 2>&1"
+
+
+rule lexcons_model_tables:
+    input:
+        PLAN.lexcons.model_table_inputs(),
+    output:
+        PLAN.lexcons.model_table_files(),
+    params:
+        args=PLAN.lexcons.model_table_args(),
+        prefix=lambda w, output: output[0].removesuffix("4.md"),
+    log:
+        f"{OUT}/logs/lexcons/model_tables.log",
+    conda:
+        ENV
+    shell:
+        "phenomt lexcons model-tables {params.args} --table-prefix {params.prefix}"
+        " > {log} 2>&1"
+
+
+rule lexcons_sets_table:
+    input:
+        PLAN.lexcons.sets_table_inputs(),
+    output:
+        md=f"{OUT}/tables/lexcons_sets.md",
+        csv=f"{OUT}/tables/lexcons_sets.csv",
+    params:
+        args=PLAN.lexcons.sets_table_args(),
+    log:
+        f"{OUT}/logs/lexcons/sets_table.log",
+    conda:
+        ENV
+    shell:
+        "phenomt lexcons sets-table {params.args} --output-md {output.md}"
+        " --output-csv {output.csv} > {log} 2>&1"

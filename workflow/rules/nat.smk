@@ -225,7 +225,9 @@ use rule binarize as nat_speed_binarize with:
 
 
 # With nat.speed.exclusive, a measurement reserves every local core, so no other job of the
-# pipeline runs beside it (fairseq itself still uses one thread).
+# pipeline runs beside it (fairseq itself still uses one thread). A cluster job has no local
+# cores to reserve (and Snakemake knows no core count there): it asks for one, and the SLURM
+# profile gives it a node of its own.
 rule nat_speed:
     input:
         data=f"{OUT}/nat/{{teacher}}/speed/bin",
@@ -239,7 +241,7 @@ rule nat_speed:
         model=lambda w: PLAN.nat.model_name(w.system),
         data=lambda w: PLAN.nat.data_name(w.system),
         direction=lambda w: PLAN.nat.direction(w.teacher),
-    threads: lambda w: workflow.cores if PLAN.nat.speed_exclusive else 1
+    threads: lambda w: workflow.cores if PLAN.nat.speed_exclusive and workflow.local_exec else 1
     resources:
         mem_mb=lambda w: PLAN.nat.resource(w.system, "mem_mb", decoding=True),
         runtime=lambda w: PLAN.nat.resource(w.system, "runtime", decoding=True),
@@ -332,3 +334,48 @@ rule nat_table_agreement:
     shell:
         "phenomt table nat-agreement --report {input} --note {params.note:q}"
         " --md {output.md} --csv {output.csv} > {log} 2>&1"
+
+
+# NAT figures, drawn from the tables above and shown in the HTML report.
+rule nat_figure_redundancy:
+    input:
+        f"{OUT}/tables/nat_table10.csv",
+    output:
+        png=report(
+            PLAN.nat.figure("redundancy", "png"),
+            caption="../report/nat_redundancy.rst",
+            category=PLAN.report.category("nat"),
+            subcategory="Figures",
+            labels={"figure": "CRR and DRR, raw against distilled (paper: Table 10)"},
+        ),
+        svg=PLAN.nat.figure("redundancy", "svg"),
+    params:
+        scale=lambda w: PLAN.report.scale("nat"),
+    log:
+        f"{OUT}/logs/figures/nat_redundancy.log",
+    conda:
+        ENV
+    shell:
+        "phenomt nat figure-redundancy --table {input} --output {output} > {log} 2>&1"
+
+
+rule nat_figure_speedup:
+    input:
+        f"{OUT}/tables/nat_speed.csv",
+    output:
+        png=report(
+            PLAN.nat.figure("speedup", "png"),
+            caption="../report/nat_speedup.rst",
+            category=PLAN.report.category("nat"),
+            subcategory="Figures",
+            labels={"figure": "Decoding speed-up over AR (no paper table)"},
+        ),
+        svg=PLAN.nat.figure("speedup", "svg"),
+    params:
+        scale=lambda w: PLAN.report.scale("nat"),
+    log:
+        f"{OUT}/logs/figures/nat_speedup.log",
+    conda:
+        ENV
+    shell:
+        "phenomt nat figure-speedup --table {input} --output {output} > {log} 2>&1"

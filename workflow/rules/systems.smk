@@ -111,3 +111,200 @@ rule table_systems_redundancy:
     shell:
         "phenomt table systems-redundancy --records {input.records}"
         " --comparisons {input.comparisons} --md {output.md} --csv {output.csv} > {log} 2>&1"
+
+
+# LDD challenge sets of a test set (`ldd: true`), extracted by the LDD stages (parse.smk,
+# align.smk, challenge.smk) from its source and reference, scored for every system: one job
+# per system reads its output once and scores the full test set and every set.
+rule systems_ldd_score:
+    input:
+        hyp=lambda w: PLAN.systems.hyp(w.testset, w.sysname),
+        ref=lambda w: PLAN.systems.reference(w.testset),
+        sets=lambda w: PLAN.systems.ldd_set_files(w.testset),
+    output:
+        f"{OUT}/systems/{{testset}}/{{sysname}}.ldd.json",
+    wildcard_constraints:
+        testset="[^/]+",
+        sysname="[^/]+",
+    params:
+        identity=lambda w: PLAN.systems.identity_args(w.testset, w.sysname),
+        target=lambda w: PLAN.systems.target_lang_args(w.testset),
+        sets=lambda w: PLAN.systems.ldd_set_args(w.testset),
+        settings=lambda w: PLAN.systems.ldd_score_args(),
+    log:
+        f"{OUT}/logs/systems_ldd_score/{{testset}}.{{sysname}}.log",
+    benchmark:
+        f"{OUT}/benchmarks/systems_ldd_score/{{testset}}.{{sysname}}.tsv"
+    conda:
+        ENV
+    shell:
+        "phenomt systems ldd-score {params.identity} --hyp {input.hyp} --ref {input.ref}"
+        " {params.target} {params.sets} {params.settings} --output {output} > {log} 2>&1"
+
+
+rule table_systems_ldd:
+    input:
+        lambda w: PLAN.systems.ldd_records(w.testset),
+    output:
+        md=f"{OUT}/tables/systems_ldd_table{{num}}.{{testset}}.md",
+        csv=f"{OUT}/tables/systems_ldd_table{{num}}.{{testset}}.csv",
+    wildcard_constraints:
+        num="[456]",
+        testset="[^/]+",
+    params:
+        kind=lambda w: PLAN.systems.ldd_table_kind(w.num),
+        settings=lambda w: PLAN.systems.ldd_table_args(w.testset),
+    log:
+        f"{OUT}/logs/tables/systems_ldd_table{{num}}.{{testset}}.log",
+    conda:
+        ENV
+    shell:
+        "phenomt table systems-ldd --kind {params.kind} --records {input}"
+        " {params.settings} --md {output.md} --csv {output.csv} > {log} 2>&1"
+
+
+# MQM-annotated outputs (`systems.mqm`): the outputs recovered from the annotation file, DRR
+# against its reference, LTCR (Zh->En) with one aligner trained on the talks, and the MQM
+# error rates beside them with Spearman's rho across systems.
+rule systems_mqm_prepare:
+    input:
+        lambda w: PLAN.systems.mqm_annotations(w.mqmset),
+    output:
+        directory(f"{OUT}/systems/mqm/{{mqmset}}/outputs"),
+    wildcard_constraints:
+        mqmset="[^/]+",
+    params:
+        settings=lambda w: PLAN.systems.mqm_prepare_args(w.mqmset),
+    log:
+        f"{OUT}/logs/systems_mqm/{{mqmset}}.prepare.log",
+    conda:
+        ENV
+    shell:
+        "phenomt systems prepare-mqm --annotations {input} {params.settings} --outdir {output}"
+        " > {log} 2>&1"
+
+
+rule systems_mqm_redundancy:
+    input:
+        lambda w: PLAN.systems.mqm_outputs_dir(w.mqmset),
+    output:
+        f"{OUT}/systems/mqm/{{mqmset}}/{{sysname}}.redundancy.json",
+    wildcard_constraints:
+        mqmset="[^/]+",
+        sysname="[^/]+",
+    params:
+        hyp=lambda w: PLAN.systems.mqm_hyp(w.mqmset, w.sysname),
+        settings=lambda w: PLAN.systems.mqm_redundancy_args(w.mqmset, w.sysname),
+    log:
+        f"{OUT}/logs/systems_mqm/{{mqmset}}.{{sysname}}.redundancy.log",
+    benchmark:
+        f"{OUT}/benchmarks/systems_mqm/{{mqmset}}.{{sysname}}.redundancy.tsv"
+    conda:
+        ENV
+    shell:
+        "phenomt systems redundancy --hyp {params.hyp} {params.settings} --output {output}"
+        " > {log} 2>&1"
+
+
+rule systems_mqm_layout:
+    input:
+        lambda w: PLAN.systems.mqm_outputs_dir(w.mqmset),
+    output:
+        directory(f"{OUT}/systems/mqm/{{mqmset}}/testset"),
+    wildcard_constraints:
+        mqmset="[^/]+",
+    params:
+        src=lambda w: PLAN.systems.mqm_source(w.mqmset),
+        ref=lambda w: PLAN.systems.mqm_reference(w.mqmset),
+        docids=lambda w: PLAN.systems.mqm_docids(w.mqmset),
+    log:
+        f"{OUT}/logs/systems_mqm/{{mqmset}}.layout.log",
+    conda:
+        ENV
+    shell:
+        "phenomt lexcons convert --src {params.src} --ref {params.ref}"
+        " --docids {params.docids} --output {output} > {log} 2>&1"
+
+
+rule systems_mqm_align_train:
+    input:
+        testset=lambda w: PLAN.systems.mqm_layout_dir(w.mqmset),
+        extra=lambda w: PLAN.systems.mqm_align_extra_inputs(w.mqmset),
+    output:
+        f"{OUT}/systems/mqm/{{mqmset}}/align/settings.json",
+    wildcard_constraints:
+        mqmset="[^/]+",
+    params:
+        model_dir=lambda w, output: os.path.dirname(output[0]),
+        extra=lambda w: PLAN.systems.mqm_align_extra_args(w.mqmset),
+    log:
+        f"{OUT}/logs/systems_mqm/{{mqmset}}.align_train.log",
+    benchmark:
+        f"{OUT}/benchmarks/systems_mqm/{{mqmset}}.align_train.tsv"
+    conda:
+        ENV
+    shell:
+        "phenomt lexcons align-train --testset {input.testset} --model-dir {params.model_dir}"
+        " {params.extra} > {log} 2>&1"
+
+
+rule systems_mqm_ltcr:
+    input:
+        outputs=lambda w: PLAN.systems.mqm_outputs_dir(w.mqmset),
+        testset=lambda w: PLAN.systems.mqm_layout_dir(w.mqmset),
+        model=lambda w: PLAN.systems.mqm_align_model(w.mqmset),
+    output:
+        f"{OUT}/systems/mqm/{{mqmset}}/{{sysname}}.ltcr.json",
+    wildcard_constraints:
+        mqmset="[^/]+",
+        sysname="[^/]+",
+    params:
+        hyp=lambda w: PLAN.systems.mqm_hyp(w.mqmset, w.sysname),
+        model_dir=lambda w, input: os.path.dirname(input.model),
+        settings=lambda w: PLAN.systems.mqm_ltcr_args(),
+    log:
+        f"{OUT}/logs/systems_mqm/{{mqmset}}.{{sysname}}.ltcr.log",
+    benchmark:
+        f"{OUT}/benchmarks/systems_mqm/{{mqmset}}.{{sysname}}.ltcr.tsv"
+    conda:
+        ENV
+    shell:
+        "phenomt score ltcr --testset {input.testset} --hyp {params.hyp}"
+        " --align-model {params.model_dir} {params.settings} --output {output} > {log} 2>&1"
+
+
+rule systems_mqm_record:
+    input:
+        unpack(lambda w: PLAN.systems.mqm_metric_inputs(w.mqmset)),
+        annotations=lambda w: PLAN.systems.mqm_annotations(w.mqmset),
+    output:
+        f"{OUT}/systems/mqm/{{mqmset}}/mqm.json",
+    wildcard_constraints:
+        mqmset="[^/]+",
+    params:
+        settings=lambda w: PLAN.systems.mqm_metric_args(w.mqmset),
+        reference=lambda w: PLAN.systems.mqm_reference_args(w.mqmset),
+    log:
+        f"{OUT}/logs/systems_mqm/{{mqmset}}.record.log",
+    conda:
+        ENV
+    shell:
+        "phenomt systems mqm --annotations {input.annotations} {params.settings}"
+        " {params.reference} --output {output} > {log} 2>&1"
+
+
+rule table_systems_mqm:
+    input:
+        lambda w: PLAN.systems.mqm_json(w.mqmset),
+    output:
+        md=f"{OUT}/tables/systems_mqm.{{mqmset}}.md",
+        csv=f"{OUT}/tables/systems_mqm.{{mqmset}}.csv",
+    wildcard_constraints:
+        mqmset="[^/]+",
+    log:
+        f"{OUT}/logs/tables/systems_mqm.{{mqmset}}.log",
+    conda:
+        ENV
+    shell:
+        "phenomt table systems-mqm --mqm {input} --testset {wildcards.mqmset}"
+        " --md {output.md} --csv {output.csv} > {log} 2>&1"

@@ -22,12 +22,14 @@ rule table_bleu:
     output:
         md=f"{OUT}/tables/bleu.md",
         csv=f"{OUT}/tables/bleu.csv",
+    params:
+        notes=PLAN.models.note_args(),
     log:
         f"{OUT}/logs/tables/bleu.log",
     conda:
         ENV
     shell:
-        "phenomt table bleu --scores {input.scores} --models {input.cards}"
+        "phenomt table bleu --scores {input.scores} --models {input.cards} {params.notes}"
         " --md {output.md} --csv {output.csv} > {log} 2>&1"
 
 
@@ -108,3 +110,49 @@ rule table_ldd_validation:
     shell:
         "phenomt ldd sheet-import --sheet {input} --md {output.md} --csv {output.csv}"
         " > {log} 2>&1"
+
+
+# LDD figures, drawn from the tables above and shown in the HTML report.
+rule ldd_figure_distance:
+    input:
+        f"{OUT}/tables/ldd_table5.csv",
+    output:
+        png=report(
+            PLAN.ldd.figure("distance", "png"),
+            caption="../report/ldd_distance.rst",
+            category=PLAN.report.category("ldd"),
+            subcategory="Figures",
+            labels={"figure": "BLEU by dependency distance (paper: Table 5)"},
+        ),
+        svg=PLAN.ldd.figure("distance", "svg"),
+    params:
+        scale=lambda w: PLAN.report.scale("ldd"),
+    log:
+        f"{OUT}/logs/figures/ldd_distance.log",
+    conda:
+        ENV
+    shell:
+        "phenomt ldd figure-distance --table {input} --output {output} > {log} 2>&1"
+
+
+rule ldd_figure_sets:
+    input:
+        f"{OUT}/tables/ldd_table4.csv",
+    output:
+        png=report(
+            PLAN.ldd.figure("sets", "png"),
+            caption="../report/ldd_sets.rst",
+            category=PLAN.report.category("ldd"),
+            subcategory="Figures",
+            labels={"figure": "Challenge sets against their baseline (paper: Table 4)"},
+        ),
+        svg=PLAN.ldd.figure("sets", "svg"),
+    params:
+        scale=lambda w: PLAN.report.scale("ldd"),
+        layout=lambda w: PLAN.ldd.sets_figure_args(),
+    log:
+        f"{OUT}/logs/figures/ldd_sets.log",
+    conda:
+        ENV
+    shell:
+        "phenomt ldd figure-sets --table {input} {params.layout} --output {output} > {log} 2>&1"

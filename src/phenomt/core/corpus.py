@@ -7,7 +7,12 @@ Formats (``format:`` of a corpus in the config):
 * ``iwslt_tags`` IWSLT ``train.tags.*`` files: metadata lines dropped, ``<title>`` and
   ``<description>`` kept without their tags (as in the common fairseq recipe);
 * ``xml_seg``    IWSLT ``*.xml`` and WMT ``*.sgm`` files: the text of each ``<seg>``;
-* ``tmx``        a TMX translation memory (ParaCrawl), ``<tuv xml:lang=..>`` per language.
+* ``tmx``        a TMX translation memory (ParaCrawl), ``<tuv xml:lang=..>`` per language;
+* ``released_layout`` a document folder in the layout of the released lexical-consistency
+  test set (:mod:`phenomt.core.layout`; the raw ``zh ||| en`` layer, documents in order).
+
+``documents: K`` keeps the first K documents of a corpus with document ids (whole
+documents, for document-level metrics on a quick run).
 
 ``moses_escaped: true`` undoes Moses' XML escaping (``&apos;`` ...), as in the OPUS Books
 challenge-set release.
@@ -25,8 +30,11 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from phenomt.core import layout
+from phenomt.core.doccontext import NO_DOCUMENT
 from phenomt.core.io import InputError, iter_lines, open_binary, write_json, write_lines
 
+DOCIDS_FORMATS = ("wmt_details", "n_sent", "blank_lines", "released_layout")
 _SEG = re.compile(r"<seg[^>]*>(.*)</seg>\s*$", re.IGNORECASE)
 _KEPT_TAG = re.compile(r"</?(title|description)>", re.IGNORECASE)
 _MOSES_ESCAPES = {"&bar;": "|", "&lt;": "<", "&gt;": ">", "&bra;": "[", "&ket;": "]",
@@ -63,9 +71,14 @@ def read_xml_seg(path: str | Path) -> list[str]:
 
 
 def read_tsv(path: str | Path, columns: Sequence[int]) -> list[list[str]]:
-    """Columns of a TSV file (0-based indices); a short row is an error naming its line."""
+    """Columns of a TSV file (0-based indices); a short row is an error naming its line. An
+    empty line is an empty pair (News Commentary separates its documents by empty lines)."""
     cols: list[list[str]] = [[] for _ in columns]
     for number, line in enumerate(iter_lines(path), start=1):
+        if not line.strip():
+            for col in cols:
+                col.append("")
+            continue
         fields = line.split("\t")
         if len(fields) <= max(columns):
             raise InputError(path, f"expected at least {max(columns) + 1} tab-separated "
@@ -103,9 +116,12 @@ def read_corpus(fmt: str, files: dict[str, Path], langs: Sequence[str],
 
     ``limit`` keeps only the first pairs (after the length check), for quick runs.
     """
-    if fmt in ("tsv", "tmx"):
+    if fmt in ("tsv", "tmx", "released_layout"):
         (path,) = set(files.values())
-        if fmt == "tsv":
+        if fmt == "released_layout":
+            src, ref, _ = layout.read_corpus(path)
+            cols = [src if n == 0 else ref for n, _ in enumerate(langs)]
+        elif fmt == "tsv":
             if not columns:
                 raise ValueError("format tsv needs 'columns'")
             cols = read_tsv(path, [columns[lang] for lang in langs])
@@ -130,9 +146,9 @@ def read_corpus(fmt: str, files: dict[str, Path], langs: Sequence[str],
 
 def read_docids(fmt: str, path: str | Path) -> list[str]:
     """Document id of every segment: from a WMT ``details.tsv``, a Doc2Doc ``n_sent`` file
-    (sentences per document), or ``blank_lines``, a text file whose documents are separated
+    (sentences per document), ``blank_lines``, a text file whose documents are separated
     by blank lines (each blank line takes the id of the document it closes; cleaning drops
-    it as an empty pair)."""
+    it as an empty pair), or a ``released_layout`` folder (the document file names)."""
     if fmt == "wmt_details":
         return read_tsv(path, [3])[0]
     if fmt == "blank_lines":
@@ -146,6 +162,8 @@ def read_docids(fmt: str, path: str | Path) -> list[str]:
                 continue
             ids.append(f"doc{document:05d}")
         return ids
+    if fmt == "released_layout":
+        return layout.read_corpus(path)[2]
     if fmt == "n_sent":
         ids: list[str] = []
         for number, line in enumerate(iter_lines(path), start=1):
@@ -214,18 +232,56 @@ def clean_pairs(cols: Sequence[Sequence[str]], policy: CleanPolicy
     return out, report
 
 
+def first_documents(ids: Sequence[str], documents: int, source: str | Path) -> int:
+    """Number of lines the first ``documents`` documents take (ids of a document are
+    consecutive)."""
+    seen = 0
+    for index, doc in enumerate(ids):
+        if index == 0 or doc != ids[index - 1]:
+            seen += 1
+            if seen > documents:
+                return index
+    if seen < documents:
+        raise InputError(source, f"has {seen} documents, {documents} were asked for")
+    return len(ids)
+
+
+def _read_selected(fmt: str, files: dict[str, Path], langs: Sequence[str],
+                   columns: dict[str, int] | None, moses_escaped: bool, limit: int | None,
+                   docids: tuple[str, Path] | None, documents: int | None
+                   ) -> tuple[list[list[str]], list[str] | None]:
+    """The corpus lines (and their document ids) after ``limit`` and ``documents``."""
+    cols = read_corpus(fmt, files, langs, columns, moses_escaped, limit)
+    if docids is None:
+        if documents is not None:
+            raise ValueError("'documents' needs the corpus's document ids")
+        return cols, None
+    ids = read_docids(*docids)
+    ids = ids[:limit] if limit is not None else ids
+    if len(ids) != len(cols[0]):
+        raise InputError(docids[1], f"{len(ids)} document ids for {len(cols[0])} "
+                                    f"segments of {files[langs[0]]}")
+    if documents is not None:
+        end = first_documents(ids, documents, docids[1])
+        cols, ids = [col[:end] for col in cols], ids[:end]
+    return cols, ids
+
+
 def prepare_corpus(fmt: str, files: dict[str, Path], langs: Sequence[str],
                    outputs: dict[str, Path], report_path: Path, policy: CleanPolicy,
                    columns: dict[str, int] | None = None, moses_escaped: bool = False,
-                   limit: int | None = None) -> CleanReport:
+                   limit: int | None = None, docids: tuple[str, Path] | None = None,
+                   documents: int | None = None) -> CleanReport:
     """Read, validate and clean one corpus; write the sides named in ``outputs`` and a report.
 
     Validation always reads both sides, so writing one side at a time gives the same lines.
+    ``documents`` keeps the first documents by ``docids`` (format, file).
     """
     unknown = set(outputs) - set(langs)
     if unknown:
         raise ValueError(f"outputs for languages {sorted(unknown)} not in {list(langs)}")
-    cols = read_corpus(fmt, files, langs, columns, moses_escaped, limit)
+    cols, _ = _read_selected(fmt, files, langs, columns, moses_escaped, limit, docids,
+                             documents)
     cleaned, report = clean_pairs(cols, policy)
     for lang, col in zip(langs, cleaned, strict=True):
         if lang in outputs:
@@ -239,18 +295,15 @@ def prepare_corpus(fmt: str, files: dict[str, Path], langs: Sequence[str],
 def prepare_docids(fmt: str, files: dict[str, Path], langs: Sequence[str], policy: CleanPolicy,
                    docids: tuple[str, Path], output: Path,
                    columns: dict[str, int] | None = None, moses_escaped: bool = False,
-                   limit: int | None = None) -> int:
+                   limit: int | None = None, documents: int | None = None) -> int:
     """Write the document id of every segment kept by :func:`prepare_corpus`.
 
     The corpus is read and cleaned again (cheap and deterministic) so that the ids follow
     exactly the same selection of lines.
     """
-    cols = read_corpus(fmt, files, langs, columns, moses_escaped, limit)
+    cols, ids = _read_selected(fmt, files, langs, columns, moses_escaped, limit, docids,
+                               documents)
     _, report = clean_pairs(cols, policy)
-    ids = read_docids(*docids)[:limit] if limit is not None else read_docids(*docids)
-    if len(ids) != report.input_pairs:
-        raise InputError(docids[1], f"{len(ids)} document ids for {report.input_pairs} "
-                                    f"segments of {files[langs[0]]}")
     return write_lines(output, (ids[n - 1] for n in report.kept_lines))
 
 
@@ -264,25 +317,44 @@ def read_parallel(paths: Sequence[str | Path]) -> list[list[str]]:
 
 
 def assemble_train(train: Sequence[Sequence[Path]], heldout: Sequence[Sequence[Path]],
-                   outputs: Sequence[Path]) -> dict[str, int]:
+                   outputs: Sequence[Path], train_docids: Sequence[Path] | None = None,
+                   docids_output: Path | None = None) -> dict[str, int]:
     """Concatenate training corpora, drop duplicate pairs and any pair leaking held-out text.
 
     A training pair leaks when its source or its target side equals (case-insensitively,
     ignoring spacing) a source or target sentence of a validation or test corpus.
+    ``train_docids`` (one file per corpus, or ``-`` for a corpus without documents) gives the
+    document id of every pair, written for the kept pairs to ``docids_output`` (ids are
+    prefixed with the corpus's number, so that documents of different corpora stay apart;
+    pairs of a corpus without documents get ``-``). ``outputs`` may be empty when only the ids
+    are wanted.
     """
     def key(text: str) -> str:
         return " ".join(text.lower().split())
 
+    if (train_docids is None) != (docids_output is None):
+        raise ValueError("give both train_docids and docids_output, or neither")
+    if train_docids is not None and len(train_docids) != len(train):
+        raise ValueError(f"{len(train_docids)} document-id files for {len(train)} corpora")
     held: list[set[str]] = [set(), set()]
     for paths in heldout:
         for side, col in enumerate(read_parallel(paths)):
             held[side].update(key(t) for t in col)
     seen: set[tuple[str, ...]] = set()
     stats = {"input_pairs": 0, "duplicates": 0, "leaks": 0, "output_pairs": 0}
-    out: list[list[str]] = [[] for _ in outputs]
-    for paths in train:
+    out: list[list[str]] = [[] for _ in train[0]] if train else []
+    kept_ids: list[str] = []
+    for number, paths in enumerate(train):
         cols = read_parallel(paths)
-        for pair in zip(*cols, strict=True):
+        ids = None
+        if train_docids is not None and str(train_docids[number]) == NO_DOCUMENT:
+            ids = [NO_DOCUMENT] * len(cols[0])  # a corpus without documents: marked
+        elif train_docids is not None:
+            ids = list(iter_lines(train_docids[number]))
+            if len(ids) != len(cols[0]):
+                raise InputError(train_docids[number], f"{len(ids)} document ids for "
+                                 f"{len(cols[0])} lines of {paths[0]}")
+        for index, pair in enumerate(zip(*cols, strict=True)):
             stats["input_pairs"] += 1
             keys = tuple(key(t) for t in pair)
             if keys in seen:
@@ -294,9 +366,14 @@ def assemble_train(train: Sequence[Sequence[Path]], heldout: Sequence[Sequence[P
                 continue
             for slot, text in enumerate(pair):
                 out[slot].append(text)
-    for path, col in zip(outputs, out, strict=True):
+            if ids is not None:
+                kept_ids.append(NO_DOCUMENT if ids[index] == NO_DOCUMENT
+                                else f"{number}:{ids[index]}")
+    for path, col in zip(outputs, out, strict=False):
         write_lines(path, col)
-    stats["output_pairs"] = len(out[0])
+    if docids_output is not None:
+        write_lines(docids_output, kept_ids)
+    stats["output_pairs"] = len(out[0]) if out else 0
     return stats
 
 
@@ -309,6 +386,8 @@ def _corpus_args(args: argparse.Namespace) -> dict:
         "moses_escaped": args.moses_escaped,
         "policy": CleanPolicy(args.empty, args.long, args.max_tokens),
         "limit": args.limit,
+        "documents": args.documents,
+        "docids": (args.docids_format, Path(args.docids)) if args.docids else None,
     }
 
 
@@ -324,15 +403,16 @@ def _prepare_command(args: argparse.Namespace) -> int:
 
 
 def _docids_command(args: argparse.Namespace) -> int:
-    n = prepare_docids(docids=(args.docids_format, Path(args.docids)),
-                       output=Path(args.output), **_corpus_args(args))
+    if args.docids is None or args.docids_format is None:
+        raise SystemExit("corpus docids: give --docids and --docids-format")
+    n = prepare_docids(output=Path(args.output), **_corpus_args(args))
     print(f"{args.output}: {n} document ids")
     return 0
 
 
 def _add_corpus_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", required=True,
-                   choices=["plain", "tsv", "iwslt_tags", "xml_seg", "tmx"])
+                   choices=["plain", "tsv", "iwslt_tags", "xml_seg", "tmx", "released_layout"])
     p.add_argument("--langs", nargs="+", required=True)
     p.add_argument("--inputs", nargs="+", required=True, help="one file per language "
                    "(the same file repeated for tsv/tmx)")
@@ -342,14 +422,23 @@ def _add_corpus_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--long", choices=["drop", "keep"], default="drop")
     p.add_argument("--max-tokens", type=int, default=250)
     p.add_argument("--limit", type=int, help="keep only the first N pairs")
+    p.add_argument("--documents", type=int, help="keep only the first N documents "
+                   "(needs --docids)")
+    p.add_argument("--docids", help="document ids of the corpus's lines")
+    p.add_argument("--docids-format", choices=DOCIDS_FORMATS)
 
 
 def _assemble_command(args: argparse.Namespace) -> int:
-    n = len(args.outputs)
+    n = 2  # src and tgt files per corpus
     groups = [[Path(p) for p in args.train[i:i + n]] for i in range(0, len(args.train), n)]
     held = [[Path(p) for p in args.heldout[i:i + n]] for i in range(0, len(args.heldout), n)]
-    stats = assemble_train(groups, held, [Path(p) for p in args.outputs])
-    write_json(args.report, stats)
+    if not args.outputs and not args.docids_output:
+        raise SystemExit("corpus assemble: give --outputs, --docids-output or both")
+    stats = assemble_train(groups, held, [Path(p) for p in args.outputs or []],
+                           [Path(p) for p in args.train_docids] if args.train_docids else None,
+                           Path(args.docids_output) if args.docids_output else None)
+    if args.report:
+        write_json(args.report, stats)
     print(json.dumps(stats, sort_keys=True))
     return 0
 
@@ -365,13 +454,13 @@ def register_cli(tree) -> None:
     p = tree.add("corpus docids", "Document ids of the segments a prepared corpus keeps",
                  _docids_command)
     _add_corpus_arguments(p)
-    p.add_argument("--docids", required=True)
-    p.add_argument("--docids-format", required=True,
-                   choices=["wmt_details", "n_sent", "blank_lines"])
     p.add_argument("--output", required=True)
     p = tree.add("corpus assemble", "Concatenate, deduplicate and leak-check training data",
                  _assemble_command)
-    p.add_argument("--outputs", nargs="+", required=True, help="src and tgt output files")
+    p.add_argument("--outputs", nargs=2, help="src and tgt output files")
     p.add_argument("--train", nargs="+", required=True, help="src tgt [src tgt ...]")
     p.add_argument("--heldout", nargs="*", default=[], help="src tgt [src tgt ...]")
-    p.add_argument("--report", required=True)
+    p.add_argument("--report")
+    p.add_argument("--train-docids", nargs="+", help="document ids, one file per training "
+                   f"corpus ({NO_DOCUMENT!r} for a corpus without documents)")
+    p.add_argument("--docids-output", help="document ids of the kept pairs")

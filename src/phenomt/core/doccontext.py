@@ -26,6 +26,7 @@ from phenomt.core.io import InputError, read_lines, write_lines
 
 DEFAULT_SIZE = 2
 DEFAULT_SEPARATOR = "<brk>"
+NO_DOCUMENT = "-"
 
 PathLike = str | os.PathLike[str]
 
@@ -174,6 +175,16 @@ def split_concat_lines(lines: Sequence[str], separator: str = DEFAULT_SEPARATOR,
     return SplitResult(kept, mismatched)
 
 
+def select_documents(columns: Sequence[Sequence[str]], doc_ids: Sequence[str],
+                     source: PathLike = "<docids>") -> tuple[list[list[str]], list[str]]:
+    """The lines (of every column) that belong to a document: ids other than ``-``, which
+    marks lines of a corpus without documents in an assembled training set."""
+    for column in columns:
+        _check_lengths(column, doc_ids, "<lines>", source)
+    keep = [i for i, doc in enumerate(doc_ids) if doc != NO_DOCUMENT]
+    return [[column[i] for i in keep] for column in columns], [doc_ids[i] for i in keep]
+
+
 # --- command line -------------------------------------------------------------------------
 
 def _context_command(args: argparse.Namespace) -> int:
@@ -204,6 +215,18 @@ def _split_command(args: argparse.Namespace) -> int:
     if expected is not None:
         print(f"{len(result.mismatched)} lines with another number of separators than "
               "previous sentences; cut at the last separator")
+    return 0
+
+
+def _select_command(args: argparse.Namespace) -> int:
+    if len(args.inputs) != len(args.outputs):
+        raise SystemExit("doc select: give as many --outputs as --inputs")
+    columns, ids = select_documents([read_lines(p) for p in args.inputs],
+                                    read_lines(args.docids), args.docids)
+    for path, column in zip(args.outputs, columns, strict=True):
+        write_lines(path, column)
+    write_lines(args.docids_output, ids)
+    print(f"{len(ids)} lines in documents")
     return 0
 
 
@@ -241,3 +264,9 @@ def register_cli(tree) -> None:
                    "separators do not match their previous sentences")
     p.add_argument("--size", type=positive_int, default=DEFAULT_SIZE,
                    help="previous sentences the input was given (with --docids)")
+    p = tree.add("doc select", "Keep the lines that belong to a document (document id other "
+                 "than '-')", _select_command)
+    p.add_argument("--docids", required=True, help="one document id a line ('-': none)")
+    p.add_argument("--inputs", nargs="+", required=True)
+    p.add_argument("--outputs", nargs="+", required=True)
+    p.add_argument("--docids-output", required=True)

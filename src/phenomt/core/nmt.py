@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from phenomt.core.bpe import remove_bpe
+from phenomt.core.doccontext import current_sentence
 from phenomt.core.io import InputError, atomic_directory, atomic_write, count_lines, write_lines
 from phenomt.core.text import postprocess
 
@@ -119,6 +120,26 @@ def train_command(data_bin: str, save_dir: str, options: dict, seed: int,
     return [_console_script("fairseq-train"), data_bin, *fairseq_options(opts)]
 
 
+def checkpoint_updates(path: str | Path) -> int | None:
+    """The number of updates a fairseq checkpoint records, or None when it cannot be read."""
+    import torch
+
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=False)
+        return int(state["optimizer_history"][-1]["num_updates"])
+    except Exception:  # a truncated zip, a pickle or a layout error alike
+        return None
+
+
+def _log_line(log_path: str | Path | None, line: str) -> None:
+    """Append a line to a job's log (or to this module's logger without one)."""
+    if log_path is None:
+        log.info(line)
+        return
+    with open(log_path, "a", encoding="utf-8") as handle:
+        handle.write(line + "\n")
+
+
 def train(data_bin: str, save_dir: str, output: str, options: dict, seed: int,
           log_path: str | None = None, extra_args: Sequence[str] = ()) -> dict:
     """Train (or resume) a fairseq model and publish its best checkpoint as ``output``.
@@ -128,8 +149,21 @@ def train(data_bin: str, save_dir: str, output: str, options: dict, seed: int,
     """
     use_gpu = gpu_available()
     cmd = train_command(data_bin, save_dir, options, seed, use_gpu) + list(extra_args)
-    resumed = (Path(save_dir) / "checkpoint_last.pt").exists()
-    run_logged(cmd, log_path)
+    last = Path(save_dir) / "checkpoint_last.pt"
+    updates = checkpoint_updates(last) if last.exists() else None
+    if last.exists() and updates is None:
+        # A copy cut short by a kill (fairseq copies checkpoint_last.pt in place):
+        # train from the start rather than fail on every retry.
+        log.warning("%s is unreadable; training from the start", last)
+        last.unlink()
+    resumed = last.exists()
+    if updates is not None and options.get("max_update") and updates >= options["max_update"]:
+        # Resumed at max_update, fairseq would make one more update (it checks the limit
+        # after each update), changing the model of a run that was killed after it ended.
+        _log_line(log_path, f"{last} is at {updates} updates (max_update "
+                            f"{options['max_update']}): training is complete")
+    else:
+        run_logged(cmd, log_path)
     best = Path(save_dir) / "checkpoint_best.pt"
     if not best.exists():
         best = Path(save_dir) / "checkpoint_last.pt"
@@ -170,11 +204,28 @@ def preprocess_command(destdir: str, trainpref: str | None = None,
     return cmd + ["--destdir", destdir, "--workers", str(workers)]
 
 
-def preprocess(destdir: str, log_path: str | None = None, **kwargs: Any) -> None:
+def context_command(destdir: str, prefixes: dict[str, str], suffix: str = "ctx",
+                    workers: int = 1) -> list[str]:
+    """fairseq-preprocess of the Doc-Transformer's context side (``<prefix>.<suffix>`` per
+    split) with the source dictionary already in ``destdir``, as
+    :mod:`phenomt.fairseq_ext.doc_transformer` reads it."""
+    cmd = [_console_script("fairseq-preprocess"), "--only-source", "--source-lang", suffix,
+           "--srcdict", f"{destdir}/dict.src.txt"]
+    for split, prefix in prefixes.items():
+        cmd += [f"--{split}pref", prefix]
+    return cmd + ["--destdir", destdir, "--workers", str(workers)]
+
+
+def preprocess(destdir: str, log_path: str | None = None,
+               context: dict[str, str] | None = None, **kwargs: Any) -> None:
     """Binarize into a temporary folder beside ``destdir`` and rename it when complete, so
-    that an interrupted run never leaves a folder that looks finished."""
+    that an interrupted run never leaves a folder that looks finished. ``context`` (split →
+    prefix of a ``.ctx`` file) also binarizes a context side with the source dictionary."""
     with atomic_directory(destdir) as partial:
         run_logged(preprocess_command(str(partial), **kwargs), log_path)
+        if context:
+            run_logged(context_command(str(partial), context,
+                                       workers=kwargs.get("workers", 1)), log_path)
 
 
 def parse_hypotheses(lines: Iterable[str], expected: int) -> list[str]:
@@ -193,11 +244,14 @@ def parse_hypotheses(lines: Iterable[str], expected: int) -> list[str]:
 
 def generate(data_bin: str, model: str, source_bpe: str, output: str, tgt_lang: str,
              casing: str, options: dict, seed: int, log_path: str | None = None,
-             raw_output: str | None = None, bpe_output: str | None = None) -> int:
+             raw_output: str | None = None, bpe_output: str | None = None,
+             concat_separator: str | None = None) -> int:
     """Translate a binarized test set; write BPE-merged, detokenized hypotheses to ``output``.
 
     ``bpe_output`` also keeps the hypotheses as the model produced them (subword tokens), for
-    distillation and for subword-level metrics.
+    distillation and for subword-level metrics. ``concat_separator``: the model translates
+    concatenated sentences (the concatenation baseline); ``output`` keeps only the current
+    sentence's translation, the part after the last separator.
     """
     if not Path(model).is_file():
         raise InputError(model, "model checkpoint not found")
@@ -218,6 +272,8 @@ def generate(data_bin: str, model: str, source_bpe: str, output: str, tgt_lang: 
         hyps = parse_hypotheses(handle, expected)
     if bpe_output:
         write_lines(bpe_output, hyps)
+    if concat_separator is not None:
+        hyps = [current_sentence(h, concat_separator) for h in hyps]
     merged = (remove_bpe(h) for h in hyps)
     return write_lines(output, postprocess(merged, tgt_lang, casing))
 
@@ -284,14 +340,18 @@ def _train_command(args: argparse.Namespace) -> int:
 def _generate_command(args: argparse.Namespace) -> int:
     options = json.loads(args.options)
     n = generate(args.data_bin, args.model, args.source, args.output, args.tgt_lang,
-                 args.casing, options, args.seed, args.log, bpe_output=args.bpe_output)
+                 args.casing, options, args.seed, args.log, bpe_output=args.bpe_output,
+                 concat_separator=args.concat_separator)
     print(f"{args.output}: {n} hypotheses")
     return 0
 
 
 def _preprocess_command(args: argparse.Namespace) -> int:
-    preprocess(args.destdir, args.log, trainpref=args.trainpref, validpref=args.validpref,
-               testpref=args.testpref, dict_dir=args.dict_dir,
+    context = {split: prefix for split, prefix in (("train", args.context_trainpref),
+                                                   ("valid", args.context_validpref),
+                                                   ("test", args.context_testpref)) if prefix}
+    preprocess(args.destdir, args.log, context=context, trainpref=args.trainpref,
+               validpref=args.validpref, testpref=args.testpref, dict_dir=args.dict_dir,
                joined_dictionary=args.joined_dictionary, workers=args.workers)
     print(f"{args.destdir}: binarized")
     return 0
@@ -308,6 +368,10 @@ def register_cli(tree) -> None:
     p.add_argument("--joined-dictionary", action="store_true",
                    help="one dictionary for both sides")
     p.add_argument("--workers", type=int, default=1)
+    for split in ("train", "valid", "test"):
+        p.add_argument(f"--context-{split}pref", metavar="PREFIX",
+                       help=f"also binarize PREFIX.ctx as the {split} context side (source "
+                            "dictionary)")
     p.add_argument("--log")
     p = tree.add("nmt train", "Train or resume a fairseq model", _train_command)
     p.add_argument("--data-bin", required=True)
@@ -333,3 +397,5 @@ def register_cli(tree) -> None:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--log")
     p.add_argument("--bpe-output", help="also write the hypotheses as subword tokens")
+    p.add_argument("--concat-separator", help="keep only what follows the last separator "
+                   "(a concatenation model's current sentence)")

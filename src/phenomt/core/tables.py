@@ -151,7 +151,7 @@ def _card_command(args: argparse.Namespace) -> int:
 
 def _bleu_command(args: argparse.Namespace) -> int:
     frame, notes = bleu_table(args.scores, args.models)
-    write_table(frame, args.md, args.csv, "BLEU on the test sets", notes)
+    write_table(frame, args.md, args.csv, "BLEU on the test sets", [*args.note, *notes])
     return 0
 
 
@@ -165,6 +165,7 @@ def register_cli(tree) -> None:
     p = tree.add("table bleu", "Collect BLEU scores into a table", _bleu_command)
     p.add_argument("--scores", nargs="+", required=True)
     p.add_argument("--models", nargs="+", required=True, help="per-model info JSON files")
+    p.add_argument("--note", action="append", default=[])
     p.add_argument("--md", required=True)
     p.add_argument("--csv", required=True)
     p = tree.add("table model-card", "Describe a trained model for the tables", _card_command)

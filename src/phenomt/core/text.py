@@ -13,16 +13,15 @@ import logging
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
-
-from sacremoses import (
-    MosesDetokenizer,
-    MosesDetruecaser,
-    MosesPunctNormalizer,
-    MosesTokenizer,
-    MosesTruecaser,
-)
+from typing import TYPE_CHECKING
 
 from phenomt.core.io import InputError, iter_lines, write_lines
+
+# sacremoses is imported where it is used: importing it compiles its regular expressions
+# (about half a second), a cost every Snakemake start and every `phenomt` command would pay
+# through the plan and the command line.
+if TYPE_CHECKING:
+    from sacremoses import MosesPunctNormalizer, MosesTokenizer
 
 CASINGS = ("none", "lower", "truecase")
 _CJK = {"zh", "ja"}
@@ -30,6 +29,8 @@ _CJK = {"zh", "ja"}
 
 @lru_cache(maxsize=8)
 def _moses(lang: str) -> tuple[MosesPunctNormalizer, MosesTokenizer]:
+    from sacremoses import MosesPunctNormalizer, MosesTokenizer
+
     return MosesPunctNormalizer(lang=lang), MosesTokenizer(lang=lang)
 
 
@@ -56,11 +57,15 @@ def detokenize(text: str, lang: str) -> str:
     """Inverse of :func:`tokenize` as far as Moses can invert it (Chinese: spaces removed)."""
     if lang in _CJK:
         return "".join(text.split())
+    from sacremoses import MosesDetokenizer
+
     return MosesDetokenizer(lang=lang).detokenize(text.split(), return_str=True)
 
 
 def learn_truecaser(tokenized: Iterable[str], model_path: str | Path) -> None:
     """Learn a Moses truecasing model from tokenized training text."""
+    from sacremoses import MosesTruecaser
+
     truecaser = MosesTruecaser()
     truecaser.train([line.split() for line in tokenized], save_to=None)
     truecaser.save_model(str(model_path))
@@ -76,6 +81,8 @@ def apply_casing(lines: Iterable[str], casing: str, model: str | Path | None = N
     elif casing == "truecase":
         if model is None or not Path(model).is_file():
             raise InputError(model or "<none>", "truecasing model not found")
+        from sacremoses import MosesTruecaser
+
         truecaser = MosesTruecaser(load_from=str(model))
         for line in lines:
             yield truecaser.truecase(line, return_str=True)
@@ -85,6 +92,8 @@ def apply_casing(lines: Iterable[str], casing: str, model: str | Path | None = N
 
 def postprocess(lines: Iterable[str], lang: str, casing: str) -> Iterator[str]:
     """Turn tokenized (BPE-merged) model output back into plain text."""
+    from sacremoses import MosesDetruecaser
+
     detruecaser = MosesDetruecaser() if casing == "truecase" else None
     for line in lines:
         if detruecaser is not None:

@@ -15,7 +15,8 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from phenomt.core.io import InputError, read_lines, write_lines
+from phenomt.core.io import InputError, atomic_directory, read_lines, write_lines
+from phenomt.core.layout import copy_documents
 from phenomt.core.text import tokenize
 from phenomt.lexcons.testset import RAW_DIR, SEPARATOR, TOKEN_DIR
 
@@ -75,32 +76,34 @@ def convert(source: str | Path, reference: str | Path, outdir: str | Path,
     _check_text(reference, ref)
     documents = (documents_from_ids(docids, len(src)) if docids is not None
                  else documents_from_counts(n_sent, len(src)))
-    out = Path(outdir)
-    for layer in (RAW_DIR, TOKEN_DIR):
-        # a previous conversion with more documents must not leave its extra files behind
-        for stale in (out / layer).glob("test-*.txt"):
-            stale.unlink()
-    for n, (_, start, end) in enumerate(documents, start=1):
-        raw = [f"{s.strip()}{SEPARATOR}{r.strip()}" for s, r in zip(src[start:end],
-                                                                   ref[start:end], strict=True)]
-        token = [f"{tokenize(s, 'zh')}{SEPARATOR}{tokenize(r, 'en')}"
-                 for s, r in zip(src[start:end], ref[start:end], strict=True)]
-        write_lines(out / RAW_DIR / f"test-{n}.txt", raw)
-        write_lines(out / TOKEN_DIR / f"test-{n}.txt", token)
-    write_lines(out / "docids.txt", [f"test-{n}\t{doc_id}"
-                                     for n, (doc_id, _, _) in enumerate(documents, start=1)])
+    # the folder is replaced whole: no half-written set, no stale documents of an earlier one
+    with atomic_directory(outdir) as out:
+        for n, (_, start, end) in enumerate(documents, start=1):
+            pairs = list(zip(src[start:end], ref[start:end], strict=True))
+            write_lines(out / RAW_DIR / f"test-{n}.txt",
+                        [f"{s.strip()}{SEPARATOR}{r.strip()}" for s, r in pairs])
+            write_lines(out / TOKEN_DIR / f"test-{n}.txt",
+                        [f"{tokenize(s, 'zh')}{SEPARATOR}{tokenize(r, 'en')}" for s, r in pairs])
+        write_lines(out / "docids.txt", [f"test-{n}\t{doc_id}" for n, (doc_id, _, _)
+                                         in enumerate(documents, start=1)])
     return len(documents)
 
 
 def _command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if (args.docids is None) == (args.n_sent is None):
         parser.error("give exactly one of --docids and --n-sent")
-    convert(args.src, args.ref, args.outdir, args.docids, args.n_sent)
+    convert(args.src, args.ref, args.output, args.docids, args.n_sent)
+    return 0
+
+
+def _subset_command(args: argparse.Namespace) -> int:
+    n = copy_documents(args.testset, args.output, args.documents)
+    print(f"{args.output}: {n} documents")
     return 0
 
 
 def register_cli(tree) -> None:
-    """Add ``phenomt lexcons convert``."""
+    """Add ``phenomt lexcons convert`` and ``phenomt lexcons subset``."""
     def handler(args: argparse.Namespace) -> int:
         return _command(args, p)
 
@@ -110,4 +113,9 @@ def register_cli(tree) -> None:
     p.add_argument("--ref", required=True, help="English references, line-parallel")
     p.add_argument("--docids", help="one document id a line, line-parallel")
     p.add_argument("--n-sent", help="sentences per document, one count a line")
-    p.add_argument("--outdir", required=True)
+    p.add_argument("--output", required=True, help="the folder to write")
+    p = tree.add("lexcons subset", "Copy the first documents of a test-set folder (every "
+                                   "layer), or all of them", _subset_command)
+    p.add_argument("--testset", required=True)
+    p.add_argument("--documents", type=int, help="how many (default: all)")
+    p.add_argument("--output", required=True)

@@ -149,7 +149,8 @@ def _tables_command(args: argparse.Namespace) -> int:
         "table1": facts, "tagging": tagging,
         "reference_calibration": {k: calibration[k] for k in (
             "l_all", "l_anno", "pairs_all", "pairs_anno", "judged_all", "judged_anno",
-            "consistent_all", "consistent_anno", "intervals", "curve", "stemmer")}})
+            "consistent_all", "consistent_anno", "intervals", "curve", "by_distance",
+            "stemmer")}})
     return 0
 
 

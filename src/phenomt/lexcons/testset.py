@@ -17,17 +17,20 @@ not the token at its position, ...) raises :class:`InputError` naming the file a
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
+# the folder layout is shared with the corpus reader; re-exported for the wing's modules
 from phenomt.core.io import InputError, read_lines
-
-TOKEN_DIR = "zh2en_token"
-RAW_DIR = "zh2en_raw"
-CHAIN_DIR = "res"
-SEPARATOR = " ||| "
-_NAME = re.compile(r"test-([1-9][0-9]*)\.txt")
+from phenomt.core.layout import (  # noqa: F401
+    CHAIN_DIR,
+    RAW_DIR,
+    SEPARATOR,
+    TOKEN_DIR,
+    document_names,
+    read_pairs,
+    split_pair,
+)
 
 Position = tuple[int, int]
 """(sentence index, token index), both 0-based."""
@@ -84,41 +87,6 @@ class TestSet:
 
     def reference_sentences(self) -> list[tuple[str, ...]]:
         return [s for d in self.documents for s in d.reference]
-
-
-def document_names(folder: Path) -> list[str]:
-    """``test-1`` … ``test-n`` found in ``folder``, in numeric order; gaps are an error."""
-    if not folder.is_dir():
-        raise InputError(folder, "folder not found")
-    numbers = {}
-    for path in folder.iterdir():
-        match = _NAME.fullmatch(path.name)
-        if match is None:
-            raise InputError(path, "unexpected file: documents are named test-N.txt")
-        numbers[int(match.group(1))] = path.stem
-    ordered = sorted(numbers)  # numeric, so test-10 follows test-9
-    if ordered != list(range(1, len(ordered) + 1)):
-        missing = sorted(set(range(1, max(ordered, default=0) + 1)) - set(ordered))
-        raise InputError(folder, f"documents must be test-1 … test-n without gaps; missing "
-                                 f"test-{missing[0]}")
-    if not ordered:
-        raise InputError(folder, "no test-N.txt documents")
-    return [numbers[n] for n in ordered]
-
-
-def split_pair(line: str, path: Path, number: int) -> tuple[str, str]:
-    """The two sides of a ``zh ||| en`` line."""
-    parts = line.split(SEPARATOR)
-    if len(parts) != 2:
-        found = "no" if len(parts) == 1 else f"{len(parts) - 1}"
-        raise InputError(path, f"expected one ' ||| ' between source and target, found {found}",
-                         number)
-    return parts[0], parts[1]
-
-
-def read_pairs(path: Path) -> list[tuple[str, str]]:
-    """All ``zh ||| en`` lines of one file."""
-    return [split_pair(line, path, n) for n, line in enumerate(read_lines(path), start=1)]
 
 
 def parse_chain(text: str, path: Path, number: int, source: tuple[tuple[str, ...], ...]

@@ -9,8 +9,10 @@ into the config itself:
 - ``models``: autoregressive models, their subwords, binarized data and hypotheses;
 - ``ldd`` and ``locality``: the long-distance-dependency wing;
 - ``nat``: the non-autoregressive wing;
-- ``lexcons``: the lexical-consistency wing;
+- ``lexcons``: the lexical-consistency wing, and ``documents``: its sentence- and
+  document-level models;
 - ``systems``: scoring given system outputs.
+- ``report``: the HTML report's categories, table views and captions' scale lines.
 
 Every default lives in the config schema (``workflow/schemas/config.schema.yaml``), applied
 when the config is validated (:func:`phenomt.plan.config.validate_config` or the
@@ -24,12 +26,14 @@ from typing import Any
 
 from phenomt.plan.config import SCHEMA, load_config, validate_config
 from phenomt.plan.data import DataPlan
+from phenomt.plan.documents import DocumentsPlan
 from phenomt.plan.ldd import LddPlan
 from phenomt.plan.lexcons import LexconsPlan
 from phenomt.plan.locality import LocalityPlan
 from phenomt.plan.models import ModelPlan
 from phenomt.plan.nat import NatPlan
-from phenomt.plan.systems import SystemsPlan
+from phenomt.plan.report import ReportPlan
+from phenomt.plan.systems import SystemsPlan, challenge_corpora
 
 __all__ = ["PROJECT_ROOT", "SCHEMA", "Plan", "load_config", "validate_config"]
 
@@ -47,11 +51,18 @@ class Plan:
         self.res: str = config["resources_dir"]
         self.data = DataPlan(config, self.out, self.res, str(root))
         self.models = ModelPlan(config, self.out, self.data)
-        self.ldd = LddPlan(config.get("ldd"), self.out, self.res, self.data, self.models)
+        systems = config.get("systems")
+        # the LDD stages also extract the challenge sets of the given systems' test sets
+        self.ldd = LddPlan(config.get("ldd"), self.out, self.res, self.data, self.models,
+                           challenge_corpora(systems))
         self.locality = LocalityPlan(config.get("locality"), self.out, self.models)
         self.nat = NatPlan(config.get("nat"), config["seed"], self.out, self.data, self.models)
-        self.lexcons = LexconsPlan(config.get("lexcons"), self.out, self.data)
-        self.systems = SystemsPlan(config.get("systems"), self.out, self.data)
+        lexcons = config.get("lexcons")
+        self.documents = DocumentsPlan(lexcons["models"] if lexcons else None, self.out,
+                                       self.data, self.models)
+        self.lexcons = LexconsPlan(lexcons, self.out, self.data, self.documents)
+        self.systems = SystemsPlan(systems, self.out, self.data, self.ldd)
+        self.report = ReportPlan(self)
 
     def check(self) -> None:
         """Cross-reference checks the JSON schema cannot express; raises ValueError."""
@@ -69,6 +80,11 @@ class Plan:
         return [*base, *self.ldd.tables(), *self.locality.tables(), *self.nat.tables(),
                 *self.lexcons.tables(), *self.systems.tables()]
 
+    def figures(self) -> list[str]:
+        """The figures drawn from the tables (those of ``lexcons`` are among its tables)."""
+        return [*self.ldd.figures(), *self.nat.figures()]
+
     def targets(self) -> list[str]:
-        """Everything `snakemake` builds by default: the tables and document-id files."""
-        return [*self.tables(), *self.data.all_docids()]
+        """Everything `snakemake` builds by default: the tables, figures and document-id
+        files."""
+        return [*self.tables(), *self.figures(), *self.data.all_docids()]

@@ -22,6 +22,11 @@ class DataPlan:
         """The configured mirror folder (``None``: $PHENOMT_MIRROR or ../shared/data)."""
         return self.config["mirror"]
 
+    def trained_notes(self) -> list[str]:
+        """The config's note for tables built from models this run trains (``trained_note``)."""
+        note = self.config["trained_note"]
+        return [note] if note else []
+
     # --- downloads ---------------------------------------------------------------------
     def download_path(self, download: str) -> str:
         return f"{self.res}/downloads/{download}"
@@ -77,16 +82,22 @@ class DataPlan:
         """Published sizes of the corpus, shown beside ours in the statistics table."""
         return options_json(self.corpus(name)["paper"])
 
+    def _is_tree(self, download: str) -> bool:
+        return self.config["downloads"][download]["manifest"] is not None
+
     def _file_spec_path(self, spec: dict[str, Any]) -> str:
         if "member" in spec:
             return f"{self.extracted_dir(spec['download'])}/{spec['member']}"
+        if self._is_tree(spec["download"]):
+            return self.tree_dir(spec["download"])
         return self.download_path(spec["download"])
 
     def _file_spec_input(self, spec: dict[str, Any]) -> str:
-        """The Snakemake input that provides a file: the download or its extracted folder."""
+        """The Snakemake input that provides a file: the download, its extracted folder, or
+        the assembled folder of a folder download."""
         if "member" in spec:
             return self.extracted_dir(spec["download"])
-        return self.download_path(spec["download"])
+        return self._file_spec_path(spec)
 
     def _file_specs(self, name: str) -> list[dict[str, Any]]:
         corpus = self.corpus(name)
@@ -104,11 +115,13 @@ class DataPlan:
     def has_docids(self, name: str) -> bool:
         return self.corpus(name)["docids"] is not None
 
-    def docids_args(self, name: str) -> str:
-        """``--docids FILE --docids-format FORMAT`` of a corpus with document ids."""
-        spec = self.corpus(name)["docids"]
-        return shell_args([("--docids", self._file_spec_path(spec)),
-                           ("--docids-format", spec["format"])])
+    def docids_file(self, name: str) -> str:
+        """The upstream document-id file of a corpus (in its own ``docids`` format)."""
+        return self._file_spec_path(self.corpus(name)["docids"])
+
+    def documents(self, name: str) -> int | None:
+        """How many documents of the corpus are kept (``None``: all)."""
+        return self.corpus(name)["documents"]
 
     def clean_policy(self, name: str) -> dict[str, Any]:
         """The split's cleaning policy with the corpus's own entries over it."""
@@ -120,6 +133,7 @@ class DataPlan:
         langs = corpus["langs"]
         policy = self.clean_policy(name)
         columns = corpus["columns"]
+        docids = corpus["docids"]
         return shell_args([
             ("--format", corpus["format"]), ("--langs", langs),
             ("--inputs", self.corpus_source_files(name)),
@@ -128,6 +142,9 @@ class DataPlan:
             ("--empty", policy["empty"]), ("--long", policy["long"]),
             ("--max-tokens", policy["max_tokens"]),
             ("--limit", corpus["limit"]),
+            ("--docids", self._file_spec_path(docids) if docids else None),
+            ("--docids-format", docids["format"] if docids else None),
+            ("--documents", corpus["documents"]),
         ])
 
     # --- files -------------------------------------------------------------------------
@@ -166,6 +183,8 @@ class DataPlan:
                 if spec["download"] not in downloads:
                     raise ValueError(f"corpus {name!r} uses undeclared download "
                                      f"{spec['download']!r}")
+            if corpus["documents"] is not None and corpus["docids"] is None:
+                raise ValueError(f"corpus {name!r}: 'documents' needs 'docids'")
             if corpus["format"] == "tsv" and set(corpus["columns"] or {}) != set(
                     corpus["langs"]):
                 raise ValueError(f"corpus {name!r}: tsv format needs 'columns' per language")

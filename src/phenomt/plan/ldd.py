@@ -3,7 +3,7 @@ sets, their scores, controls and Tables 2-6."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from phenomt.plan.args import note_args, shell_args
 from phenomt.plan.data import DataPlan
@@ -36,7 +36,10 @@ class LddPlan(SectionPlan):
     res: str
     data: DataPlan
     models: ModelPlan
-
+    extra_corpora: dict[str, str] = field(default_factory=dict)
+    """Challenge-set corpora of other stages (the given systems' test sets): name → declared
+    corpus. Their sets are extracted by the same rules, with the direction's aligner, but
+    neither scored by the LDD models nor shown in the LDD tables."""
 
     @property
     def corpora(self) -> list[str]:
@@ -49,6 +52,8 @@ class LddPlan(SectionPlan):
 
     def corpus_name(self, lcorpus: str) -> str:
         """The declared corpus behind a challenge-set corpus."""
+        if lcorpus in self.extra_corpora:
+            return self.extra_corpora[lcorpus]
         return self.section["corpora"][lcorpus]["corpus"]
 
     # --- settings ----------------------------------------------------------------------------
@@ -90,8 +95,9 @@ class LddPlan(SectionPlan):
     def notes(self) -> list[str]:
         if not self.section:
             return []
-        return [f"{lcorpus}: {spec['note']}" for lcorpus, spec in self.section["corpora"].items()
-                if spec["note"]]
+        return [*self.data.trained_notes(),
+                *(f"{lcorpus}: {spec['note']}" for lcorpus, spec in self.section["corpora"].items()
+                  if spec["note"])]
 
     def note_args(self) -> str:
         return note_args(self.notes())
@@ -271,6 +277,22 @@ class LddPlan(SectionPlan):
         grids = [self.reorder_grid_table(c, d, ext) for c in self.corpora
                  for d in self.directions for ext in ("md", "csv")]
         return [*tables, *grids, self.validation_sheet()]
+
+    def figure(self, name: str, ext: str) -> str:
+        """A figure drawn from the LDD tables: ``distance`` (Table 5) or ``sets`` (Table 4)."""
+        return f"{self.out}/figures/ldd_{name}.{ext}"
+
+    def figures(self) -> list[str]:
+        """The figures of the default run, PNG for reading and SVG for print."""
+        if not (self.corpora and self.scoring_models()):
+            return []
+        return [self.figure(n, ext) for n in ("distance", "sets") for ext in ("png", "svg")]
+
+    def sets_figure_args(self) -> str:
+        """How ``phenomt ldd figure-sets`` reads Table 4: the paper's sets (lexical at ≥1,
+        reordering at the minimum distance), the baseline in each row."""
+        return shell_args([("--baseline-column", "baseline BLEU"),
+                           ("--where", f"bin=ge1,ge{self.reorder_distance}")])
 
     def check(self) -> None:
         """Cross-references of the ``ldd`` section; raises ValueError."""

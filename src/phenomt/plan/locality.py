@@ -103,9 +103,10 @@ class LocalityPlan(SectionPlan):
 
     def scale_note(self) -> str:
         loc = self.section
-        return (f"Scale: {loc['training'].get('max_update')} updates per run, architectures "
-                f"{loc['transformer'].get('arch')} / {loc['lstm'].get('arch')}, seeds "
-                f"{loc['seeds']}.")
+        return " ".join([
+            f"Scale: {loc['training'].get('max_update')} updates per run, architectures "
+            f"{loc['transformer'].get('arch')} / {loc['lstm'].get('arch')}, seeds "
+            f"{loc['seeds']}.", *self.models.data.trained_notes()])
 
     def scores(self) -> list[str]:
         return [f"{self.out}/locality/scores/{r}.json" for r in self.runs()]

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from phenomt.core.metrics.bleu import default_tokenizer
-from phenomt.plan.args import options_json, shell_args
+from phenomt.plan.args import note_args, options_json, shell_args
 from phenomt.plan.data import DataPlan
 
 #: Model sections that ``defaults`` fills in, section by section.
@@ -121,6 +121,10 @@ class ModelPlan:
     def bleu_lowercase(self, name: str) -> bool:
         """Case-insensitive BLEU when asked, or when the model only produces lowercase."""
         return bool(self.config["scoring"]["lowercase"]) or self.casing(name) == "lower"
+
+    def note_args(self) -> str:
+        """Notes of the BLEU table: the config's note on trained models."""
+        return note_args(self.data.trained_notes())
 
     def bleu_args(self, name: str) -> str:
         """sacreBLEU settings of a model's target side, as ``phenomt score bleu`` arguments."""

@@ -362,10 +362,21 @@ class NatPlan(SectionPlan):
             names.append("nat_agreement")
         return [f"{self.out}/tables/{n}.{ext}" for n in names for ext in ("md", "csv")]
 
+    def figure(self, name: str, ext: str) -> str:
+        """A figure drawn from the NAT tables: ``redundancy`` (Table 10) or ``speedup``."""
+        return f"{self.out}/figures/nat_{name}.{ext}"
+
+    def figures(self) -> list[str]:
+        """The figures of the default run, PNG for reading and SVG for print."""
+        if not self.teachers:
+            return []
+        return [self.figure(n, ext) for n in ("redundancy", "speedup") for ext in ("png", "svg")]
+
     def scale_notes(self) -> list[str]:
         """What the tables should say about the scale of the NAT runs."""
         if not self.teachers:
             return []
+        trained = self.data.trained_notes()
         teacher = self.teachers[0]
         parts = []
         for model in self.nat_models:
@@ -384,6 +395,7 @@ class NatPlan(SectionPlan):
         tokens = (int(fairseq_value(options, "max_tokens"))
                   * int(fairseq_value(options, "update_freq")) * gpus)
         return [
+            *trained,
             f"NAT models: {self.scale} recipe, {size}, up to {tokens} tokens per update; "
             f"{'; '.join(parts)}; the best {self.average} of the kept checkpoints "
             f"(interval, last, best by loss) by validation BLEU averaged; seed "

@@ -1,6 +1,8 @@
 """Scoring given system outputs (``systems``): every configured output on its test set with
 sacreBLEU/chrF (intervals, paired significance against a baseline) and word-level CRR/DRR
-(sentence-bootstrap intervals, paired tests between named systems)."""
+(sentence-bootstrap intervals, paired tests between named systems); the LDD challenge sets of
+a test set (extracted by the LDD stages) scored for every system; MQM-annotated outputs with
+their error rates beside LTCR and DRR."""
 
 from __future__ import annotations
 
@@ -9,7 +11,28 @@ from typing import Any
 
 from phenomt.plan.args import shell_args
 from phenomt.plan.data import DataPlan
+from phenomt.plan.ldd import LddPlan
 from phenomt.plan.section import SectionPlan
+
+#: Distance bins of the lexical challenge sets scored for given systems (the paper's Table 5).
+LDD_BINS = ["all", "ge1", "ge2", "ge3"]
+#: Paper table number → the kind of the ``table systems-ldd`` command.
+LDD_TABLES = {"4": "bleu", "5": "distance", "6": "ribes"}
+#: Folder of the MQM sets under the systems' output folder (not a test set name).
+MQM_DIR = "mqm"
+
+
+def ldd_corpus(testset: str) -> str:
+    """The challenge-set corpus name of a test set (LDD paths take no dots)."""
+    return testset.replace(".", "_")
+
+
+def challenge_corpora(section: dict[str, Any] | None) -> dict[str, str]:
+    """Challenge-set corpus → declared corpus, for the test sets with ``ldd: true``."""
+    if not section:
+        return {}
+    return {ldd_corpus(name): spec["corpus"] for name, spec in section["testsets"].items()
+            if spec["ldd"]}
 
 
 @dataclass(frozen=True)
@@ -23,7 +46,7 @@ class SystemsPlan(SectionPlan):
 
     out: str
     data: DataPlan
-
+    ldd: LddPlan
 
     @property
     def testsets(self) -> list[str]:
@@ -117,16 +140,201 @@ class SystemsPlan(SectionPlan):
         return [self.comparison_json(t, a, b) for t in self.testsets
                 for a, b in self.comparisons(t)]
 
+    # --- LDD challenge sets of a test set ----------------------------------------------------
+    @property
+    def ldd_testsets(self) -> list[str]:
+        """Test sets whose challenge sets are extracted and scored for every system."""
+        return [t for t in self.testsets if self._testset(t)["ldd"]]
+
+    def direction(self, testset: str) -> str:
+        return "-".join(self._langs(testset))
+
+    def ldd_sets(self, testset: str) -> list[str]:
+        """``phenomenon.bin`` names: the lexical phenomena of the source language at the
+        bins of :data:`LDD_BINS`, and the reordering set at the LDD section's distance."""
+        direction = self.direction(testset)
+        lexical = [f"{p}.{b}" for p in self.ldd.phenomena(direction) for b in LDD_BINS]
+        return [*lexical, f"reorder.ge{self.ldd.reorder_distance}"]
+
+    def _set_prefix(self, testset: str, setname: str) -> str:
+        return self.ldd.set_prefix(ldd_corpus(testset), self.direction(testset), setname)
+
+    def ldd_set_files(self, testset: str) -> list[str]:
+        """The ``.ids`` and ``.ref`` files of every challenge set of a test set."""
+        return [f"{self._set_prefix(testset, s)}{ext}" for s in self.ldd_sets(testset)
+                for ext in (".ids", ".ref")]
+
+    def ldd_set_args(self, testset: str) -> str:
+        return shell_args([("--set", [f"{s}={self._set_prefix(testset, s)}"
+                                      for s in self.ldd_sets(testset)])])
+
+    def ldd_json(self, testset: str, system: str) -> str:
+        return f"{self.dir(testset)}/{system}.ldd.json"
+
+    def target_lang_args(self, testset: str) -> str:
+        return shell_args([("--target-lang", self._langs(testset)[1])])
+
+    def ldd_score_args(self) -> str:
+        return shell_args([("--samples", self.section["samples"]),
+                           ("--seed", self.section["seed"])])
+
+    def ldd_records(self, testset: str) -> list[str]:
+        return [self.ldd_json(testset, s) for s in self.systems(testset)]
+
+    def ldd_table_kind(self, number: str) -> str:
+        return LDD_TABLES[number]
+
+    def ldd_table_args(self, testset: str) -> str:
+        direction = self.direction(testset)
+        return shell_args([
+            ("--min-sentences", self.section["ldd_min_sentences"]),
+            ("--udpipe", self.ldd.section["udpipe"][self.ldd.source_lang(direction)]),
+            ("--aligner", f"{self.ldd.align_dir(direction)}/model "
+                          f"({self.ldd.alignment} links)")])
+
+    def ldd_table(self, testset: str, number: str, ext: str) -> str:
+        return f"{self.out}/tables/systems_ldd_table{number}.{testset}.{ext}"
+
+    # --- MQM-annotated outputs ---------------------------------------------------------------
+    def _mqm_sets(self) -> dict[str, dict[str, Any]]:
+        return self.section["mqm"] if self.section else {}
+
+    @property
+    def mqm_sets(self) -> list[str]:
+        return list(self._mqm_sets())
+
+    def _mqm(self, name: str) -> dict[str, Any]:
+        return self._mqm_sets()[name]
+
+    def mqm_dir(self, name: str) -> str:
+        return f"{self.out}/systems/{MQM_DIR}/{name}"
+
+    def mqm_annotations(self, name: str) -> str:
+        return self.data.download_path(self._mqm(name)["annotations"])
+
+    def mqm_outputs_dir(self, name: str) -> str:
+        """The plain outputs recovered from the annotations (``systems prepare-mqm``)."""
+        return f"{self.mqm_dir(name)}/outputs"
+
+    def mqm_systems(self, name: str) -> list[str]:
+        return list(self._mqm(name)["systems"])
+
+    def mqm_prepare_args(self, name: str) -> str:
+        spec = self._mqm(name)
+        return shell_args([("--src-lang", spec["src"]), ("--tgt-lang", spec["tgt"]),
+                           ("--systems", spec["systems"])])
+
+    def mqm_hyp(self, name: str, system: str) -> str:
+        return f"{self.mqm_outputs_dir(name)}/{system}.{self._mqm(name)['tgt']}"
+
+    def mqm_source(self, name: str) -> str:
+        return f"{self.mqm_outputs_dir(name)}/_source.{self._mqm(name)['src']}"
+
+    def mqm_docids(self, name: str) -> str:
+        return f"{self.mqm_outputs_dir(name)}/_docs.txt"
+
+    def mqm_reference(self, name: str) -> str:
+        """The annotated human translation the metrics take as the reference."""
+        return self.mqm_hyp(name, self._mqm(name)["reference"])
+
+    def mqm_scored(self, name: str) -> list[str]:
+        """Outputs scored for CRR/DRR: every listed one but the reference itself (scored
+        against itself it has no redundancy by construction)."""
+        reference = self._mqm(name)["reference"]
+        return [s for s in self.mqm_systems(name) if s != reference]
+
+    def mqm_redundancy_json(self, name: str, system: str) -> str:
+        return f"{self.mqm_dir(name)}/{system}.redundancy.json"
+
+    def mqm_redundancy_args(self, name: str, system: str) -> str:
+        spec = self._mqm(name)
+        return shell_args([("--testset", name), ("--system", system),
+                           ("--src", self.mqm_source(name)),
+                           ("--ref", self.mqm_reference(name)),
+                           ("--source-lang", spec["src"]), ("--target-lang", spec["tgt"]),
+                           ("--samples", self.section["samples"]),
+                           ("--seed", self.section["seed"])])
+
+    def mqm_has_ltcr(self, name: str) -> bool:
+        return bool(self._mqm(name)["ltcr"])
+
+    def mqm_ltcr_sets(self) -> list[str]:
+        return [n for n in self.mqm_sets if self.mqm_has_ltcr(n)]
+
+    def mqm_layout_dir(self, name: str) -> str:
+        """The MQM source and reference in the released lexical-consistency layout."""
+        return f"{self.mqm_dir(name)}/testset"
+
+    def mqm_align_model(self, name: str) -> str:
+        return f"{self.mqm_dir(name)}/align/settings.json"
+
+    def mqm_align_extra_inputs(self, name: str) -> list[str]:
+        spec = self._mqm(name)
+        return [f for c in spec["align_extra"]
+                for f in (self.data.tok(c, spec["src"]), self.data.tok(c, spec["tgt"]))]
+
+    def mqm_align_extra_args(self, name: str) -> str:
+        spec = self._mqm(name)
+        corpora = spec["align_extra"]
+        return shell_args([
+            ("--extra-src", [self.data.tok(c, spec["src"]) for c in corpora] or None),
+            ("--extra-tgt", [self.data.tok(c, spec["tgt"]) for c in corpora] or None)])
+
+    def mqm_ltcr_json(self, name: str, system: str) -> str:
+        return f"{self.mqm_dir(name)}/{system}.ltcr.json"
+
+    def mqm_ltcr_args(self) -> str:
+        return shell_args([("--resamples", self.section["samples"]),
+                           ("--seed", self.section["seed"])])
+
+    def mqm_metric_inputs(self, name: str) -> dict[str, list[str]]:
+        """Score records of the annotated outputs: CRR/DRR, and LTCR where configured."""
+        ltcr = self.mqm_has_ltcr(name)
+        return {"redundancy": [self.mqm_redundancy_json(name, s) for s in self.mqm_scored(name)],
+                "ltcr": [self.mqm_ltcr_json(name, s) for s in self.mqm_systems(name)] if ltcr
+                else []}
+
+    def mqm_metric_args(self, name: str) -> str:
+        """The metric columns set beside the rates: DRR (and LTCR's L-All), their records, and
+        the categories and weak-evidence threshold of the correlations."""
+        spec = self._mqm(name)
+        inputs = self.mqm_metric_inputs(name)
+        ltcr = self.mqm_has_ltcr(name)
+        return shell_args([
+            ("--records", inputs["redundancy"]),
+            ("--named-records", [f"{s}={self.mqm_ltcr_json(name, s)}"
+                                 for s in self.mqm_systems(name)] if ltcr else None),
+            ("--metric", ["drr", "l_all"] if ltcr else ["drr"]),
+            ("--categories", spec["categories"]), ("--weak-below", spec["weak_below"])])
+
+    def mqm_reference_args(self, name: str) -> str:
+        return shell_args([("--reference", self._mqm(name)["reference"])])
+
+    def mqm_json(self, name: str) -> str:
+        return f"{self.mqm_dir(name)}/mqm.json"
+
+    def mqm_table(self, name: str, ext: str) -> str:
+        return f"{self.out}/tables/systems_mqm.{name}.{ext}"
+
     def tables(self) -> list[str]:
         if not self.testsets:
             return []
-        return [f"{self.out}/tables/systems_{n}.{ext}" for n in ("bleu", "redundancy")
+        base = [f"{self.out}/tables/systems_{n}.{ext}" for n in ("bleu", "redundancy")
                 for ext in ("md", "csv")]
+        ldd = [self.ldd_table(t, n, ext) for t in self.ldd_testsets for n in LDD_TABLES
+               for ext in ("md", "csv")]
+        mqm = [self.mqm_table(m, ext) for m in self.mqm_sets for ext in ("md", "csv")]
+        return [*base, *ldd, *mqm]
 
     def check(self) -> None:
         if not self.section:
             return
         for testset, spec in self.section["testsets"].items():
+            if testset == MQM_DIR:
+                raise ValueError(f"systems: {MQM_DIR!r} cannot name a test set (the folder of "
+                                 "the MQM sets)")
+            if spec["ldd"]:
+                self._check_ldd(testset)
             corpus = spec["corpus"]
             if sorted(self.data.langs(corpus)) != sorted([spec["src"], spec["tgt"]]):
                 raise ValueError(f"systems.{testset}: corpus {corpus!r} is not "
@@ -146,3 +354,40 @@ class SystemsPlan(SectionPlan):
                         "downloads"]:
                     raise ValueError(f"systems.{testset}.{system}: undeclared download "
                                      f"{output['download']!r}")
+        for name in self.mqm_sets:
+            self._check_mqm(name)
+
+    def _check_ldd(self, testset: str) -> None:
+        if not self.ldd.enabled:
+            raise ValueError(f"systems.{testset}: ldd needs the ldd section (UDPipe models, "
+                             "aligner, reordering distance)")
+        direction = self.direction(testset)
+        src = self.ldd.source_lang(direction)
+        if src not in self.ldd.section["udpipe"]:
+            raise ValueError(f"systems.{testset}: ldd needs a UDPipe model for {src!r} under "
+                             "ldd.udpipe")
+        if direction not in self.ldd.directions:
+            raise ValueError(f"systems.{testset}: ldd needs {direction} under ldd.directions "
+                             "(its aligner aligns the test set)")
+        if ldd_corpus(testset) in self.ldd.corpora:
+            raise ValueError(f"systems.{testset}: its challenge-set name "
+                             f"{ldd_corpus(testset)!r} is an ldd corpus")
+        names = [t for t in self.ldd_testsets if ldd_corpus(t) == ldd_corpus(testset)]
+        if len(names) > 1:
+            raise ValueError(f"systems: test sets {names} share the challenge-set name "
+                             f"{ldd_corpus(testset)!r}")
+
+    def _check_mqm(self, name: str) -> None:
+        spec = self._mqm(name)
+        if spec["annotations"] not in self.data.config["downloads"]:
+            raise ValueError(f"systems.mqm.{name}: undeclared download "
+                             f"{spec['annotations']!r}")
+        if spec["reference"] not in spec["systems"]:
+            raise ValueError(f"systems.mqm.{name}: the reference {spec['reference']!r} is not "
+                             "one of its systems")
+        if spec["ltcr"] and (spec["src"], spec["tgt"]) != ("zh", "en"):
+            raise ValueError(f"systems.mqm.{name}: LTCR is defined for Zh->En only")
+        for corpus in spec["align_extra"]:
+            if sorted(self.data.langs(corpus)) != sorted([spec["src"], spec["tgt"]]):
+                raise ValueError(f"systems.mqm.{name}.align_extra: {corpus!r} is not "
+                                 f"{spec['src']}-{spec['tgt']}")

@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 
 from phenomt.core.cliargs import named_file, positive_int
-from phenomt.core.io import InputError, write_json
+from phenomt.core.io import InputError, atomic_directory, write_json
 from phenomt.core.tables import load_json, write_table
-from phenomt.systems import mqm, outputs, scores, tables
+from phenomt.systems import challenge, mqm, outputs, scores, tables
 
 
 def _print(record: dict) -> None:
@@ -83,8 +83,12 @@ def _subset_command(args: argparse.Namespace) -> int:
 def _prepare_mqm_command(args: argparse.Namespace) -> int:
     rows = mqm.read_mqm(args.annotations)
     recovered = outputs.mqm_outputs(rows, args.annotations)
-    manifest = outputs.write_mqm_outputs(recovered, args.outdir, args.src_lang, args.tgt_lang,
-                                         args.origin or str(args.annotations))
+    if args.systems:
+        recovered = outputs.select_systems(recovered, args.systems, args.annotations)
+    # the folder is replaced whole: no half-written outputs, no stale systems of an earlier run
+    with atomic_directory(args.outdir) as folder:
+        manifest = outputs.write_mqm_outputs(recovered, folder, args.src_lang, args.tgt_lang,
+                                             args.origin or str(args.annotations))
     print(f"{args.outdir}: {len(manifest['systems'])} systems x {manifest['segments']} "
           f"segments in {len(manifest['documents'])} documents")
     return 0
@@ -143,9 +147,16 @@ def _redundancy_test_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _metric_columns(records: list[str], columns: list[str]) -> dict[str, dict]:
-    """column -> system -> value, from score records (one per system)."""
+def _metric_columns(records: list[str], columns: list[str],
+                    named: list[tuple[str, str]] = ()) -> dict[str, dict]:
+    """column -> system -> value, from score records (one per system); ``named`` records
+    (e.g. LTCR's) have no system field and are given as (system, file)."""
     loaded = [(path, load_json(path)) for path in records]
+    for system, path in named:
+        record = load_json(path)
+        if "system" in record and record["system"] != system:
+            raise InputError(path, f"is system {record['system']!r}, given as {system!r}")
+        loaded.append((path, {**record, "system": system}))
     found: dict[str, dict] = {}
     for column in columns:
         values: dict = {}
@@ -163,15 +174,35 @@ def _metric_columns(records: list[str], columns: list[str]) -> dict[str, dict]:
 
 
 def _mqm_command(args: argparse.Namespace) -> int:
-    if bool(args.records) != bool(args.metric):
-        args.systems_parser.error("--records and --metric go together")
-    metrics = _metric_columns(args.records, args.metric) if args.records else {}
-    record = mqm.mqm_record(args.annotations, args.categories, metrics, args.weak_below)
+    if bool(args.records or args.named_records) != bool(args.metric):
+        args.systems_parser.error("--records (or --named-records) and --metric go together")
+    metrics = (_metric_columns(args.records, args.metric, args.named_records)
+               if args.metric else {})
+    record = mqm.mqm_record(args.annotations, args.categories, metrics, args.weak_below,
+                            args.reference)
     write_json(args.output, record)
     for c in record["correlations"]:
         rho = "—" if c["rho"] is None else f"{c['rho']:+.3f} (p {c['p']:.4f})"
         print(f"{c['metric']} vs {c['category']}: n={c['n']} rho={rho}"
               + (" [weak]" if c["weak"] else ""), file=sys.stderr)
+    return 0
+
+
+def _ldd_score_command(args: argparse.Namespace) -> int:
+    try:
+        sets = [challenge.parse_set(text) for text in args.set]
+    except ValueError as err:
+        args.systems_parser.error(str(err))
+    record = challenge.ldd_record(
+        testset=args.testset, system=args.system, hyp=args.hyp, ref=args.ref,
+        target_lang=args.target_lang, sets=sets, tokenize=args.tokenize,
+        samples=args.samples, seed=args.seed, kind=args.kind)
+    write_json(args.output, _with_identity(record, args))
+    full = record[challenge.FULL]["bleu"]
+    print(f"{args.testset} {args.system}: full test set BLEU {full['score']:.2f}; "
+          + ", ".join(f"{name} {e['bleu']['score']:.2f} ({e['sentences']})"
+                      for name, e in record["sets"].items() if e["bleu"])
+          + f" -> {args.output}", file=sys.stderr)
     return 0
 
 
@@ -202,6 +233,29 @@ def _mqm_table_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ldd_table_command(args: argparse.Namespace) -> int:
+    records = [load_json(p) for p in args.records]
+    for path, record in zip(args.records, records, strict=True):
+        if record.get("schema") != challenge.SCHEMA:
+            raise InputError(path, f"not a {challenge.SCHEMA} record")
+    tables.check_ldd_records(records, args.records)
+    catalogue = tables.load_catalogue(args.catalogue)
+    extraction = {"udpipe": args.udpipe, "aligner": args.aligner}
+    testset = records[0]["testset"]
+    if args.kind == "bleu":
+        frame, notes = tables.ldd_bleu_table(records, catalogue, **extraction)
+        title = "Given systems on the LDD challenge sets (Table 4): BLEU with 95% intervals"
+    elif args.kind == "distance":
+        frame, notes = tables.ldd_distance_table(records, catalogue, args.min_sentences,
+                                                 **extraction)
+        title = "Given systems on the LDD challenge sets by distance (Table 5)"
+    else:
+        frame, notes = tables.ldd_ribes_table(records, catalogue, **extraction)
+        title = "Given systems on the LDD reordering sets: RIBES (Table 6)"
+    write_table(frame, args.md, args.csv, f"{title}, {testset}", notes)
+    return 0
+
+
 def _table_io(p: argparse.ArgumentParser) -> None:
     p.add_argument("--catalogue", type=Path,
                    help="systems TSV (default: the package's sysout catalogue)")
@@ -228,7 +282,9 @@ def register_cli(tree) -> None:
     p.add_argument("--src-lang", required=True)
     p.add_argument("--tgt-lang", required=True)
     p.add_argument("--origin", help="where the annotations come from (manifest)")
-    p.add_argument("--outdir", required=True)
+    p.add_argument("--systems", nargs="+", help="only these annotated systems (each must be "
+                                                "in the file)")
+    p.add_argument("--outdir", required=True, help="replaced whole")
 
     p = tree.add("systems score", "BLEU and chrF with sacreBLEU's intervals and paired test "
                  "against a baseline, as a JSON record", _score_command)
@@ -270,11 +326,42 @@ def register_cli(tree) -> None:
     p.add_argument("--categories", nargs="+", default=list(mqm.RELEVANT_CATEGORIES))
     p.add_argument("--records", nargs="*", default=[],
                    help="per-system score records of the annotated systems")
+    p.add_argument("--named-records", nargs="*", default=[], type=named_file,
+                   metavar="SYSTEM=FILE", help="records without a system field (e.g. LTCR's)")
     p.add_argument("--metric", nargs="*", default=[],
-                   help="columns of the records: bleu, chrf, crr, drr, redundancy, or a key")
+                   help="columns of the records: bleu, chrf, crr, drr, redundancy, or a key "
+                        "(l_all: LTCR)")
     p.add_argument("--weak-below", type=positive_int, default=mqm.WEAK_BELOW)
+    p.add_argument("--reference", help="the annotated output the metrics took as reference")
     p.add_argument("--output", required=True)
     p.set_defaults(systems_parser=p)
+
+    p = tree.add("systems ldd-score", "BLEU with sacreBLEU's interval (and RIBES of the "
+                 "reordering sets) of one system on the LDD challenge sets of its test set and "
+                 "on the full test set, as a JSON record", _ldd_score_command)
+    _add_identity(p)
+    p.add_argument("--hyp", required=True)
+    p.add_argument("--ref", required=True)
+    p.add_argument("--target-lang", required=True)
+    p.add_argument("--set", nargs="+", required=True, metavar="PHENOMENON.BIN=PREFIX",
+                   help="a challenge set: PREFIX.ids (1-based lines) and PREFIX.ref")
+    p.add_argument("--tokenize", help="sacreBLEU tokenizer (default: by target language)")
+    p.add_argument("--samples", type=positive_int, default=1000, help="bootstrap samples")
+    p.add_argument("--seed", type=positive_int, default=scores.DEFAULT_SEED)
+    p.add_argument("--output", required=True)
+    p.set_defaults(systems_parser=p)
+
+    p = tree.add("table systems-ldd", "LDD challenge sets of a test set with the given "
+                 "systems as columns: BLEU (Table 4), BLEU by distance (Table 5) or RIBES "
+                 "(Table 6)", _ldd_table_command)
+    p.add_argument("--kind", required=True, choices=["bleu", "distance", "ribes"])
+    p.add_argument("--records", nargs="+", required=True,
+                   help="records of 'phenomt systems ldd-score', one per system")
+    p.add_argument("--min-sentences", type=positive_int, default=50,
+                   help="smallest set shown by distance")
+    p.add_argument("--udpipe", help="the UDPipe model the lexical sets come from (notes)")
+    p.add_argument("--aligner", help="the aligner the reordering set comes from (notes)")
+    _table_io(p)
 
     p = tree.add("table systems-bleu", "BLEU/chrF of given systems with intervals and "
                  "significance", _bleu_table_command)

@@ -157,9 +157,14 @@ def correlations(rates: Mapping[str, dict], metrics: Mapping[str, Mapping[str, f
 
 def mqm_record(path: str | os.PathLike[str], categories: Sequence[str] = RELEVANT_CATEGORIES,
                metrics: Mapping[str, Mapping[str, float | None]] | None = None,
-               weak_below: int = WEAK_BELOW) -> dict:
-    """Rates of an annotation file and, given metric values per system, their correlations."""
-    return mqm_summary(read_mqm(path), str(path), categories, metrics, weak_below)
+               weak_below: int = WEAK_BELOW, reference: str | None = None) -> dict:
+    """Rates of an annotation file and, given metric values per system, their correlations;
+    ``reference`` names the annotated output the metrics took as their reference."""
+    record = mqm_summary(read_mqm(path), str(path), categories, metrics, weak_below)
+    if reference is not None and reference not in record["systems"]:
+        raise InputError(path, f"the reference {reference!r} is not an annotated system")
+    record["reference"] = reference
+    return record
 
 
 def mqm_summary(rows: Sequence[MqmRow], origin: str,

@@ -207,6 +207,17 @@ def mqm_outputs(rows: Sequence, path: str | os.PathLike[str]) -> MqmOutputs:
     return MqmOutputs(segments, [sources[s][0] for s in segment_ids], outputs)
 
 
+def select_systems(recovered: MqmOutputs, systems: Sequence[str],
+                   path: str | os.PathLike[str]) -> MqmOutputs:
+    """Only the named systems' outputs; a name the annotation file lacks is an error."""
+    missing = [s for s in systems if s not in recovered.outputs]
+    if missing:
+        raise InputError(path, f"no annotated system {', '.join(map(repr, missing))}; the file "
+                               f"has {', '.join(sorted(recovered.outputs))}")
+    return MqmOutputs(recovered.segments, recovered.source,
+                      {s: recovered.outputs[s] for s in systems})
+
+
 def write_mqm_outputs(recovered: MqmOutputs, outdir: str | os.PathLike[str], src_lang: str,
                       tgt_lang: str, origin: str) -> dict:
     """Write ``<system>.<tgt>``, ``_source.<src>``, ``_docs.txt`` (one document id a line) and

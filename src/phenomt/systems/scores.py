@@ -90,11 +90,19 @@ def _check_seed(seed: int) -> None:
                          f"got {seed}")
 
 
-def sacrebleu_metrics(tokenize: str = "13a") -> dict:
-    """Our key -> a fresh sacreBLEU metric: corpus BLEU (default settings) and chrF2."""
+METRIC_KEYS = ("bleu", "chrf")
+
+
+def sacrebleu_metrics(tokenize: str = "13a", keys: Sequence[str] = METRIC_KEYS) -> dict:
+    """Our key -> a fresh sacreBLEU metric: corpus BLEU (default settings) and chrF2, or the
+    ``keys`` among them."""
     from sacrebleu.metrics import BLEU, CHRF
 
-    return {"bleu": BLEU(tokenize=tokenize), "chrf": CHRF()}
+    unknown = set(keys) - set(METRIC_KEYS)
+    if unknown or not keys:
+        raise ValueError(f"metrics are {', '.join(METRIC_KEYS)}; got {list(keys)}")
+    made = {"bleu": lambda: BLEU(tokenize=tokenize), "chrf": CHRF}
+    return {key: made[key]() for key in METRIC_KEYS if key in keys}
 
 
 def _interval(mean: float | None, half: float | None) -> tuple[float | None, float | None]:
@@ -106,9 +114,11 @@ def _interval(mean: float | None, half: float | None) -> tuple[float | None, flo
 def significance(hypotheses: Sequence[str], references: Sequence[str],
                  baseline: Sequence[str] | None = None, *, tokenize: str = "13a",
                  test: str = "bs", samples: int | None = None, ci_samples: int = CI_SAMPLES,
-                 seed: int = DEFAULT_SEED, alpha: float = ALPHA) -> dict[str, dict]:
-    """BLEU and chrF of a system with sacreBLEU's 95% interval and, given a baseline's
-    hypotheses, its paired test against the baseline (``test``: ``bs`` or ``ar``)."""
+                 seed: int = DEFAULT_SEED, alpha: float = ALPHA,
+                 metrics: Sequence[str] = METRIC_KEYS) -> dict[str, dict]:
+    """BLEU and chrF (or the ``metrics`` among them) of a system with sacreBLEU's 95%
+    interval and, given a baseline's hypotheses, its paired test against the baseline
+    (``test``: ``bs`` or ``ar``)."""
     from sacrebleu.significance import PairedTest
 
     if test not in TESTS:
@@ -118,11 +128,11 @@ def significance(hypotheses: Sequence[str], references: Sequence[str],
     if len(hypotheses) != len(references) or (baseline is not None
                                               and len(baseline) != len(references)):
         raise ValueError("hypotheses, baseline and references differ in length")
-    metrics = sacrebleu_metrics(tokenize)
+    scorers = sacrebleu_metrics(tokenize, metrics)
     named = ([("baseline", list(baseline))] if baseline is not None else []) + [
         ("system", list(hypotheses))]
     with _sacrebleu_seed(seed):
-        tester = PairedTest(named, metrics, [list(references)], test_type=test,
+        tester = PairedTest(named, scorers, [list(references)], test_type=test,
                             n_samples=samples,
                             n_ar_confidence=ci_samples if test == "ar" else -1)
         signatures, results = tester()
@@ -130,13 +140,13 @@ def significance(hypotheses: Sequence[str], references: Sequence[str],
     names = [name for name in results if name != "System"]
     identical = baseline is not None and list(hypotheses) == list(baseline)
     found = {}
-    for key, name in zip(metrics, names, strict=True):
+    for key, name in zip(scorers, names, strict=True):
         mine = results[name][-1]
         low, high = _interval(mine.mean, mine.ci)
         entry = {"score": float(mine.score), "mean": None if mine.mean is None else
                  float(mine.mean), "ci_low": low, "ci_high": high,
                  "ci_halfwidth": None if mine.ci is None else float(mine.ci),
-                 "signature": str(metrics[key].get_signature()),
+                 "signature": str(scorers[key].get_signature()),
                  "test_signature": str(signatures[name]),
                  "baseline_score": None, "difference": None, "p_value": None,
                  "significant": None}

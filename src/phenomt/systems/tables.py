@@ -16,6 +16,14 @@ from pathlib import Path
 import pandas as pd
 
 from phenomt.core.io import InputError
+from phenomt.systems.challenge import (
+    BINS_NOTE,
+    MIN_INTERVAL_SENTENCES,
+    REORDER,
+    bin_distance,
+    bin_title,
+)
+from phenomt.systems.mqm import rank_correlation
 
 CATALOGUE_COLUMNS = ("testset", "system", "kind", "origin", "licence", "lines", "readme_bleu",
                      "readme_bleu_official", "note")
@@ -210,6 +218,15 @@ def redundancy_table(records: Sequence[Mapping], comparisons: Sequence[Mapping],
     return pd.DataFrame(rows), notes
 
 
+#: How the tables name the metric columns of an MQM record.
+METRIC_LABELS = {"l_all": "LTCR (L-All)", "drr": "DRR", "crr": "CRR",
+                 "redundancy": "CRR+DRR", "bleu": "BLEU", "chrf": "chrF"}
+
+
+def metric_label(column: str) -> str:
+    return METRIC_LABELS.get(column, column)
+
+
 def mqm_table(record: Mapping, catalogue: Mapping[tuple[str, str], dict], testset: str
               ) -> tuple[pd.DataFrame, list[str]]:
     """MQM category rates per system beside the metric columns, with Spearman's ρ."""
@@ -217,16 +234,31 @@ def mqm_table(record: Mapping, catalogue: Mapping[tuple[str, str], dict], testse
     metrics = record.get("metrics", {})
     for system, rates in record["systems"].items():
         info = system_info(catalogue, testset, system)
-        row = {"system": system, "annotated segments": rates["segments"]}
+        row = {"system": system, "kind": info.get("kind") or None,
+               "annotated segments": rates["segments"]}
         for category in record["categories"]:
             c = rates["categories"][category]
             row[f"{category} (per segment, errors)"] = f"{c['rate']:.4f} ({c['errors']})"
         for column, values in metrics.items():
-            row[column] = _num(values.get(system), 4)
+            row[metric_label(column)] = _num(values.get(system), 4)
         row.update({"origin": info["origin"], "licence": info["licence"]})
         rows.append(row)
-    notes = [f"{testset}: MQM annotations {record['annotations']} ({record['rows']} rows); "
-             "rate = annotated errors of the category per annotated segment."]
+    notes = [f"{testset}: MQM annotations {record['annotations']} ({record['rows']} rows, "
+             f"{len(record['systems'])} annotated outputs); rate = annotated errors of the "
+             "category per annotated segment; errors of the category over all outputs: "
+             + ", ".join(f"{c}: {n}" for c, n in record["category_totals"].items()) + "."]
+    if record.get("reference"):
+        notes.append(f"Metrics take {record['reference']} (a human translation) as the "
+                     "reference; it has no CRR/DRR of its own (against itself it has no "
+                     "redundancy by construction).")
+    if "l_all" in metrics:
+        notes.append("LTCR (L-All): share of the pairs of repeated source content words, per "
+                     "talk, translated consistently; aligner trained once on the talks' source "
+                     "with the reference (and the configured extra data).")
+    if "drr" in metrics:
+        notes.append("DRR: word-level discontinuous redundancy ratio against the reference "
+                     "(sacremoses tokens, stopwords and exemption quotas as in the "
+                     "systems_redundancy table).")
     for c in record["correlations"]:
         if c["rho"] is None:
             result = f"no ρ ({c['reason']})"
@@ -234,6 +266,222 @@ def mqm_table(record: Mapping, catalogue: Mapping[tuple[str, str], dict], testse
             result = f"ρ = {c['rho']:+.3f}, p = {c['p']:.4f}"
         flags = [f for f, on in (("weak evidence: n < " + str(record["weak_below"]), c["weak"]),
                                  ("few annotated errors", c["few_errors"])) if on]
-        notes.append(f"Spearman {c['metric']} vs {c['category']}: n = {c['n']}, {result}, "
-                     f"{c['errors']} errors" + (f" ({'; '.join(flags)})" if flags else "") + ".")
+        notes.append(f"Spearman {metric_label(c['metric'])} vs {c['category']}: n = {c['n']}, "
+                     f"{result}, {c['errors']} errors"
+                     + (f" ({'; '.join(flags)})" if flags else "") + ".")
+    return pd.DataFrame(rows), notes
+
+
+# --------------------------------------------------------------------------- LDD sets
+
+def check_ldd_records(records: Sequence[Mapping],
+                      paths: Sequence[str | os.PathLike[str]] | None = None) -> None:
+    """Per-system LDD records of one table must share the test set and the size of every
+    set, one record a system; an error names the record's file (``paths``)."""
+    if not records:
+        raise ValueError("no LDD records")
+    names = list(paths) if paths is not None else [f"record {n}" for n in
+                                                   range(1, len(records) + 1)]
+    first, seen = records[0], set()
+    for name, record in zip(names, records, strict=True):
+        if record["testset"] != first["testset"]:
+            raise InputError(name, f"is for test set {record['testset']!r}, not "
+                                   f"{first['testset']!r} (of {names[0]})")
+        sizes = {n: s["sentences"] for n, s in record["sets"].items()}
+        if sizes != {n: s["sentences"] for n, s in first["sets"].items()}:
+            raise InputError(name, f"its challenge sets or their sizes differ from those of "
+                                   f"{names[0]}")
+        if record["system"] in seen:
+            raise InputError(name, f"a second record of system {record['system']!r}")
+        seen.add(record["system"])
+
+
+def _ldd_records(records: Sequence[Mapping]) -> tuple[str, list[str], list[Mapping]]:
+    """Test set, system names and records of per-system LDD records of one test set."""
+    check_ldd_records(records)
+    return records[0]["testset"], [r["system"] for r in records], list(records)
+
+
+def _ldd_bleu_cell(entry: Mapping, delta: bool = True) -> str | None:
+    bleu = entry["bleu"]
+    if bleu is None:
+        return None
+    cell = interval_cell(bleu["score"], bleu["ci_low"], bleu["ci_high"])
+    if delta and entry.get("difference") is not None:
+        cell += f" Δ{entry['difference']:+.2f}"
+        if entry["below"] is None:
+            cell += " †"
+        else:
+            cell += " ▼" if entry["below"] else " ▲" if entry["above"] else ""
+    return cell
+
+
+def _set_order(records: Sequence[Mapping]) -> list[str]:
+    """Set names: lexical phenomena in their order of appearance, bins by distance (exact
+    bins after the others), the reordering sets last."""
+    sets = records[0]["sets"]
+    phenomena = list(dict.fromkeys(s["phenomenon"] for s in sets.values()))
+    return sorted(sets, key=lambda n: (sets[n]["phenomenon"] == REORDER,
+                                       phenomena.index(sets[n]["phenomenon"]),
+                                       bin_distance(sets[n]["bin"])[::-1]))
+
+
+def _below_counts(records: Sequence[Mapping], name: str) -> dict[str, str | None]:
+    entries = [r["sets"][name] for r in records if r["sets"][name]["bleu"] is not None]
+    if not entries:
+        return {"below full test set": None, "interval below": None}
+    n = len(entries)
+    judged = [e for e in entries if e["below"] is not None]
+    return {"below full test set": f"{sum(e['difference'] < 0 for e in entries)} of {n}",
+            "interval below": f"{sum(e['below'] for e in judged)} of {len(judged)}"
+            if judged else f"— (under {MIN_INTERVAL_SENTENCES} sentences)"}
+
+
+def _ldd_notes(testset: str, records: Sequence[Mapping],
+               catalogue: Mapping[tuple[str, str], dict], udpipe: str | None,
+               aligner: str | None) -> list[str]:
+    first = records[0]
+    test = first["test"]
+    full = first["full"]
+    sizes = "; ".join(f"{s['phenomenon']} {bin_title(s['bin'])}: {s['sentences']}"
+                      for s in (first["sets"][n] for n in _set_order(records)))
+    notes = [f"{testset}: full test set {full['sentences']} sentences (reference "
+             f"{first['reference']}). Set sizes (sentences): {sizes}.",
+             "The sets are small: a set of a few dozen sentences has a BLEU interval many "
+             "points wide, so a lower point estimate alone is weak evidence; ▼/▲ mark sets "
+             "whose whole 95% interval lies below/above the full test set's BLEU; † marks "
+             f"sets of fewer than {MIN_INTERVAL_SENTENCES} sentences, too few for that verdict "
+             "(resampling a handful of sentences understates the spread).",
+             f"Distance bins: {BINS_NOTE}. Reordering set ≥d: a source and a reference token "
+             "aligned at positions at least d apart.",
+             f"BLEU: sacreBLEU `{full['bleu']['signature']}`; interval: {test['name']} "
+             f"({test['samples']} samples, seed {test['seed']}; sacreBLEU's interval is the "
+             "bootstrap mean ± half the 2.5-97.5 percentile width). Δ = set − full test set."]
+    extraction = []
+    if udpipe:
+        extraction.append(f"lexical sets from the UDPipe parse of the source ({udpipe})")
+    if aligner:
+        extraction.append(f"the reordering set from the LDD aligner of the direction "
+                          f"({aligner}), which is not trained on this test set")
+    if extraction:
+        notes.append("Extraction: " + "; ".join(extraction) + ".")
+    kinds = [f"{r['system']}: {kind}" for r in records
+             if (kind := system_info(catalogue, testset, r["system"], r).get("kind"))]
+    notes.append("Origins and licences of the systems: see the systems_bleu table"
+                 + (f"; {', '.join(kinds)}" if kinds else "") + ".")
+    return notes
+
+
+def ldd_bleu_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str, str], dict],
+                   bins: Sequence[str] = ("ge1",), udpipe: str | None = None,
+                   aligner: str | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """Table 4 with systems as columns: BLEU [95% CI] of the full test set and of each set
+    (lexical sets at ``bins``, the reordering sets), Δ against the full test set."""
+    testset, systems, records = _ldd_records(records)
+    full = {r["system"]: r["full"] for r in records}
+    rows = [{"set": "full test set", "phenomenon": None, "distance": None,
+             "sentences": records[0]["full"]["sentences"],
+             **{s: _ldd_bleu_cell(full[s], delta=False) for s in systems},
+             "below full test set": None, "interval below": None}]
+    for name in _set_order(records):
+        entry = records[0]["sets"][name]
+        if entry["phenomenon"] != REORDER and entry["bin"] not in bins:
+            continue
+        rows.append({"set": name, "phenomenon": entry["phenomenon"],
+                     "distance": bin_title(entry["bin"]), "sentences": entry["sentences"],
+                     **{r["system"]: _ldd_bleu_cell(r["sets"][name]) for r in records},
+                     **_below_counts(records, name)})
+    notes = _ldd_notes(testset, records, catalogue, udpipe, aligner)
+    notes.insert(1, "Cell: BLEU [95% CI] Δ against the full test set (first row). Lexical sets "
+                    f"at {', '.join(bin_title(b) for b in bins)} as in the paper's Table 4; "
+                    "every bin in the by-distance table. 'below full test set': systems whose "
+                    "set BLEU is lower; 'interval below': those whose whole interval is.")
+    return pd.DataFrame(rows), notes
+
+
+def ldd_distance_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str, str], dict],
+                       min_sentences: int = 50, udpipe: str | None = None,
+                       aligner: str | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """Table 5 with systems as columns: BLEU [95% CI] of the lexical sets by distance bin,
+    for sets of at least ``min_sentences`` sentences, and per phenomenon Spearman's ρ between
+    BLEU and distance over those bins (All = 0, ≥k = k)."""
+    testset, systems, records = _ldd_records(records)
+    omitted = []
+    by_phenomenon: dict[str, list[str]] = {}
+    for name in _set_order(records):
+        entry = records[0]["sets"][name]
+        if entry["phenomenon"] == REORDER:
+            continue
+        if entry["sentences"] < min_sentences:
+            omitted.append(f"{entry['phenomenon']} {bin_title(entry['bin'])} "
+                           f"({entry['sentences']})")
+            continue
+        by_phenomenon.setdefault(entry["phenomenon"], []).append(name)
+    rows = []
+    for phenomenon, names in by_phenomenon.items():
+        for name in names:
+            entry = records[0]["sets"][name]
+            rows.append({"phenomenon": phenomenon, "distance": bin_title(entry["bin"]),
+                         "sentences": entry["sentences"],
+                         **{r["system"]: _ldd_bleu_cell(r["sets"][name], delta=False)
+                            for r in records}})
+        ranked = [n for n in names if not bin_distance(records[0]["sets"][n]["bin"])[1]]
+        distances = {n: float(bin_distance(records[0]["sets"][n]["bin"])[0]) for n in ranked}
+        row = {"phenomenon": phenomenon, "distance": "Spearman ρ (BLEU, distance)",
+               "sentences": None}
+        for record in records:
+            bleu = {n: record["sets"][n]["bleu"]["score"] for n in ranked
+                    if record["sets"][n]["bleu"] is not None}
+            c = rank_correlation(distances, bleu)
+            row[record["system"]] = (f"{c['rho']:+.2f} (n {c['n']})"
+                                     if c["rho"] is not None else
+                                     f"— ({c['reason'].replace('systems', 'bins')})")
+        rows.append(row)
+    notes = _ldd_notes(testset, records, catalogue, udpipe, aligner)
+    notes.insert(1, f"Cell: BLEU [95% CI]; only sets of at least {min_sentences} sentences. "
+                    "Omitted as smaller: " + (", ".join(omitted) or "none") + ".")
+    notes.insert(2, "Spearman ρ (scipy.stats.spearmanr) between each bin's BLEU and its "
+                    "minimum distance (All = 0, ≥k = k) over the bins shown (n): from at most "
+                    "four nested sets it is only indicative, so no p-value is given.")
+    # object columns: a count beside the ρ rows' empty cell stays a count
+    frame = pd.DataFrame(rows, columns=["phenomenon", "distance", "sentences", *systems],
+                         dtype=object)
+    return frame, notes
+
+
+def ldd_ribes_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str, str], dict],
+                    udpipe: str | None = None, aligner: str | None = None
+                    ) -> tuple[pd.DataFrame, list[str]]:
+    """Table 6 with systems as columns: RIBES of the full test set and of the reordering
+    sets, Δ against the full test set."""
+    testset, systems, records = _ldd_records(records)
+
+    def cell(entry: Mapping, delta: bool) -> str | None:
+        ribes = entry["ribes"]
+        if ribes is None:
+            return None
+        return f"{ribes['score']:.4f}" + (f" Δ{ribes['difference']:+.4f}"
+                                          if delta and "difference" in ribes else "")
+
+    rows = [{"set": "full test set", "distance": None,
+             "sentences": records[0]["full"]["sentences"],
+             **{r["system"]: cell(r["full"], False) for r in records},
+             "below full test set": None}]
+    described = set()
+    for name in _set_order(records):
+        entry = records[0]["sets"][name]
+        if entry["phenomenon"] != REORDER:
+            continue
+        scored = [r["sets"][name]["ribes"] for r in records if r["sets"][name]["ribes"]]
+        rows.append({"set": name, "distance": bin_title(entry["bin"]),
+                     "sentences": entry["sentences"],
+                     **{r["system"]: cell(r["sets"][name], True) for r in records},
+                     "below full test set": f"{sum(x['difference'] < 0 for x in scored)} of "
+                                            f"{len(scored)}" if scored else None})
+        described.update(f"{x['implementation']}, α = {x['alpha']}, β = {x['beta']}, tokens: "
+                         f"{x['tokens']}" for x in scored)
+    notes = _ldd_notes(testset, records, catalogue, udpipe, aligner)
+    notes.insert(1, "Cell: RIBES (0-1, the mean over sentences of NKT · P1^α · BP^β) and Δ "
+                    "against the full test set (first row).")
+    notes += [f"RIBES: {d}." for d in sorted(described)]
     return pd.DataFrame(rows), notes

@@ -1,0 +1,127 @@
+"""The HTML report (``make report``, Snakemake's ``--report``): which category of the report
+each table and figure belongs to, the HTML view of every table (Snakemake shows HTML inline
+but CSV only as a download), and the one-line scale of the run each caption states."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from phenomt.plan import Plan
+
+#: Report categories, one per paper (and the data chapter), in the order of the README.
+CATEGORIES: dict[str, str] = {
+    "ldd": "Long-distance dependencies",
+    "nat": "Non-autoregressive redundancy",
+    "lexcons": "Lexical consistency",
+    "systems": "Given systems",
+    "data": "Data",
+}
+#: The paper's table (or section) each of our tables corresponds to, for the report's labels;
+#: a table of our own (model BLEU, decoding speed, given systems) has none.
+PAPER_TABLES: dict[str, str] = {
+    "corpus_stats": "thesis Tables 3.1, 3.2",
+    "ldd_table1": "Table 1", "ldd_table2": "Table 2", "ldd_table3": "Table 3",
+    "ldd_table4": "Table 4", "ldd_table5": "Table 5", "ldd_table6": "Table 6",
+    "ldd_control": "Section 4.3", "ldd_validation": "Section 3 (validation)",
+    "ldd_reorder_grid": "Section 3 (reordering)",
+    "nat_table5": "Table 5", "nat_table10": "Table 10",
+    "nat_agreement": "Tables 4, 9",
+    "lexcons_table1": "Table 1", "lexcons_table2": "Table 2", "lexcons_table3": "Table 3",
+    "lexcons_table4": "Table 4", "lexcons_table5": "Table 5", "lexcons_table6": "Table 6",
+}
+
+
+def paper_of(name: str) -> str:
+    """The report category key of a table or figure: its name's prefix (``ldd_table4`` →
+    ``ldd``); the corpus statistics and model BLEU are the data chapter's."""
+    prefix = name.split("_", 1)[0]
+    return prefix if prefix in CATEGORIES and prefix != "data" else "data"
+
+
+@dataclass(frozen=True)
+class ReportPlan:
+    """The report's view of a plan: categories, table views and scale lines."""
+
+    plan: Plan
+
+    @staticmethod
+    def category(paper: str) -> str:
+        return CATEGORIES[paper]
+
+    @staticmethod
+    def paper_table(name: str) -> str:
+        """The paper's table of ``name`` (``ldd_reorder_grid.news.de-en`` → Section 3)."""
+        return PAPER_TABLES.get(name.split(".", 1)[0]) or "—"
+
+    def table_label(self, name: str) -> str:
+        """How the report lists a table: ``ldd_table4 (paper: Table 4)``. One label only:
+        Snakemake's report turns a second label with two values into a switch."""
+        paper = self.paper_table(name)
+        return name if paper == "—" else f"{name} (paper: {paper})"
+
+    def view(self, table: str) -> str:
+        """The HTML view of a table, in its paper's folder."""
+        return f"{self.plan.out}/report/{paper_of(table)}/{table}.html"
+
+    def views(self) -> list[str]:
+        """The HTML view of every table of the run that has a CSV and a Markdown file."""
+        files = set(self.plan.tables())
+        names = [PurePosixPath(f).name.removesuffix(".csv") for f in self.plan.tables()
+                 if f.endswith(".csv") and f.removesuffix(".csv") + ".md" in files]
+        return [self.view(n) for n in names]
+
+    def inputs(self) -> list[str]:
+        """Everything the report shows: the run's targets and the table views."""
+        return [*self.plan.targets(), *self.views()]
+
+    # --- the scale of the run, one line per category -----------------------------------------
+    def scale(self, paper: str) -> str:
+        """What a caption says about the size of this run."""
+        return {"data": self._data_scale, "ldd": self._ldd_scale, "nat": self._nat_scale,
+                "lexcons": self._lexcons_scale, "systems": self._systems_scale}[paper]()
+
+    def model_scale(self, name: str) -> str:
+        """``transformer.de-en`` (de-en): transformer 2+2 layers, 128 dimensions, 50
+        updates."""
+        settings = self.plan.models.settings(name)
+        arch = settings["architecture"]
+        size = ""
+        if arch.get("encoder_layers") is not None:
+            size = (f" {arch.get('encoder_layers')}+{arch.get('decoder_layers')} layers, "
+                    f"{arch.get('encoder_embed_dim')} dimensions,")
+        return (f"{name} ({self.plan.models.direction(name)}): "
+                f"{arch.get('arch') or 'transformer'}{size} "
+                f"{settings['training'].get('max_update')} updates")
+
+    def _data_scale(self) -> str:
+        models = "; ".join(self.model_scale(m) for m in self.plan.models.names)
+        return (f"{len(self.plan.data.corpora)} corpora"
+                + (f"; models: {models}" if models else "") + ".")
+
+    def _ldd_scale(self) -> str:
+        ldd = self.plan.ldd
+        if not ldd.corpora:
+            return ""
+        models = "; ".join(self.model_scale(m) for m in
+                           dict.fromkeys(m for m, _ in ldd.scoring_models()))
+        return (f"challenge sets of {', '.join(ldd.corpora)} ({', '.join(ldd.directions)})"
+                + (f", scored with {models}" if models else "") + ".")
+
+    def _nat_scale(self) -> str:
+        notes = self.plan.nat.scale_notes()
+        return notes[0] if notes else ""
+
+    def _lexcons_scale(self) -> str:
+        section = self.plan.lexcons.section
+        if not section:
+            return ""
+        return (f"the released test set ({section['testset']}), LTCR intervals from "
+                f"{section['resamples']} bootstrap resamples of its documents.")
+
+    def _systems_scale(self) -> str:
+        systems = self.plan.systems
+        outputs = sum(len(systems.systems(t)) for t in systems.testsets)
+        return f"{outputs} system outputs on {len(systems.testsets)} test sets."

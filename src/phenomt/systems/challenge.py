@@ -1,0 +1,163 @@
+"""The long-distance-dependency challenge sets of a test set (Choshen & Abend 2019), scored for
+one given system: one JSON record per (test set, system).
+
+The sets are extracted from the test set's source and reference by the LDD stages (UDPipe
+parse of the source for the lexical sets, word alignment of source and reference for the
+reordering set) and given here as ``NAME=PREFIX``: ``PREFIX.ids`` holds the 1-based lines of
+the set, ``PREFIX.ref`` its reference lines, checked against the test set's reference so that a
+set cannot be paired with the wrong test set (line for line for the lexical sets; a reordering
+set's ``.ref`` is the tokenized reference, so only its length is checked). ``NAME`` is
+``phenomenon.bin``, e.g. ``particle.ge1`` (a particle at distance ≥ 1 from its verb) or
+``reorder.ge5``.
+
+For the full test set (the baseline every set is compared with) and for every set:
+
+- **BLEU** from sacreBLEU with its 95% bootstrap interval (:func:`phenomt.systems.scores.
+  significance`: sacreBLEU's own paired bootstrap, one system, the same seed for every set);
+  the sets are small, so the interval is what tells a real drop from noise;
+- **RIBES** (:mod:`phenomt.core.metrics.ribes`, α = 0.25, β = 0.10) for the reordering sets
+  and the full test set (the paper's Table 6), on sacreBLEU's tokens.
+
+Δ = set − full test set; ``below`` (``above``) says whether the whole interval of the set lies
+below (above) the full test set's BLEU. A set of fewer than :data:`MIN_INTERVAL_SENTENCES`
+sentences gets no such verdict (None): resampling a handful of sentences understates the
+spread, down to an interval of width 0 for one sentence. An empty set gets ``bleu`` None.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from phenomt.core.io import InputError, read_lines
+from phenomt.core.lineids import read_ids, select_lines
+from phenomt.core.metrics.bleu import default_tokenizer
+from phenomt.core.metrics.ribes import ribes_record, ribes_tokens
+from phenomt.systems.outputs import read_output, read_text
+from phenomt.systems.scores import CONFIDENCE, DEFAULT_SEED, significance
+
+SCHEMA = "phenomt.systems.ldd/1"
+REORDER = "reorder"
+FULL = "full"
+# sacreBLEU's interval is mean ± half-width: a constant bootstrap gives it rounding noise.
+TOLERANCE = 1e-6
+MIN_INTERVAL_SENTENCES = 10
+BINS_NOTE = "All = every instance; ≥k = an instance at distance ≥ k (words strictly between)"
+
+
+@dataclass(frozen=True)
+class ChallengeSet:
+    """A set of a test set: ``phenomenon.bin`` and the path prefix of its files."""
+
+    phenomenon: str
+    bin: str
+    prefix: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.phenomenon}.{self.bin}"
+
+
+def bin_distance(label: str) -> tuple[int, bool]:
+    """``all`` → (0, False), ``ge<k>`` → (k, False), ``eq<k>`` → (k, True)."""
+    if label == "all":
+        return 0, False
+    kind, value = label[:2], label[2:]
+    if kind not in ("ge", "eq") or not value.isdigit():
+        raise ValueError(f"bad distance bin {label!r}: expected all, ge<k> or eq<k>")
+    return int(value), kind == "eq"
+
+
+def bin_title(label: str) -> str:
+    """``All``, ``≥k`` or ``=k``."""
+    distance, exact = bin_distance(label)
+    return "All" if label == "all" else f"{'=' if exact else '≥'}{distance}"
+
+
+def parse_set(text: str) -> ChallengeSet:
+    """``phenomenon.bin=PREFIX`` → :class:`ChallengeSet`."""
+    name, sep, prefix = text.partition("=")
+    phenomenon, dot, label = name.partition(".")
+    if not sep or not prefix or not dot or not phenomenon:
+        raise ValueError(f"expected phenomenon.bin=PREFIX, got {text!r}")
+    bin_distance(label)
+    return ChallengeSet(phenomenon, label, prefix)
+
+
+def _check_set_reference(selected: Sequence[str], path: str, lines: bool = True) -> None:
+    """The set's own reference lines must be the test set's at its ids (their number only,
+    unless ``lines``)."""
+    expected = read_lines(path)
+    if len(expected) != len(selected):
+        raise InputError(path, f"has {len(expected)} lines but its ids select {len(selected)} "
+                               "lines of the test set's reference: another test set's set?")
+    if not lines:
+        return
+    for number, (want, got) in enumerate(zip(expected, selected, strict=True), start=1):
+        if want != got:
+            raise InputError(path, f"differs from the test set's reference at the set's id: "
+                                   f"{want!r} against {got!r}", number)
+
+
+def score_lines(hypotheses: Sequence[str], references: Sequence[str], *, tokenize: str,
+                ribes: bool, samples: int, seed: int) -> dict:
+    """Sentences, BLEU with its interval and, when asked, RIBES of selected lines."""
+    entry: dict = {"sentences": len(hypotheses), "bleu": None, "ribes": None}
+    if not hypotheses:
+        return entry
+    bleu = significance(hypotheses, references, None, tokenize=tokenize, test="bs",
+                        samples=samples, seed=seed, metrics=("bleu",))["bleu"]
+    entry["bleu"] = {key: bleu[key] for key in ("score", "mean", "ci_low", "ci_high",
+                                                 "signature", "test_signature")}
+    if ribes:
+        entry["ribes"] = ribes_record(ribes_tokens(hypotheses, tokenize),
+                                      ribes_tokens(references, tokenize),
+                                      f"sacreBLEU's {tokenize} tokenizer")
+    return entry
+
+
+def ldd_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
+               ref: str | os.PathLike[str], target_lang: str, sets: Sequence[ChallengeSet],
+               tokenize: str | None = None, samples: int = 1000, seed: int = DEFAULT_SEED,
+               kind: str | None = None) -> dict:
+    """The challenge-set record of one system on one test set: the full test set, then every
+    set with its BLEU (interval), Δ against the full test set and RIBES where it applies."""
+    names = [s.name for s in sets]
+    duplicated = sorted({n for n in names if names.count(n) > 1})
+    if duplicated:
+        raise ValueError(f"challenge set(s) given twice: {', '.join(duplicated)}")
+    references = read_text(ref)
+    output = read_output(hyp, ref)
+    tokenize = tokenize or default_tokenizer(target_lang)
+    settings = {"tokenize": tokenize, "samples": samples, "seed": seed}
+    full = score_lines(output.lines, references, ribes=True, **settings)
+    full_bleu = full["bleu"]["score"] if full["bleu"] else None
+    scored = {}
+    for challenge in sets:
+        ids_path = f"{challenge.prefix}.ids"
+        ids = read_ids(ids_path)
+        hyps = select_lines(output.lines, ids, ids_path, hyp)
+        refs = select_lines(references, ids, ids_path, ref)
+        _check_set_reference(refs, f"{challenge.prefix}.ref",
+                             lines=challenge.phenomenon != REORDER)
+        entry = score_lines(hyps, refs, ribes=challenge.phenomenon == REORDER, **settings)
+        bleu = entry["bleu"]
+        entry.update(phenomenon=challenge.phenomenon, bin=challenge.bin, ids=ids_path,
+                     difference=None, below=None, above=None)
+        if bleu is not None and full_bleu is not None:
+            entry["difference"] = bleu["score"] - full_bleu
+            if entry["sentences"] >= MIN_INTERVAL_SENTENCES:
+                entry.update(below=bleu["ci_high"] < full_bleu - TOLERANCE,
+                             above=bleu["ci_low"] > full_bleu + TOLERANCE)
+        if entry["ribes"] and full["ribes"]:
+            entry["ribes"]["difference"] = entry["ribes"]["score"] - full["ribes"]["score"]
+        scored[challenge.name] = entry
+    return {"schema": SCHEMA, "testset": testset, "system": system, "kind": kind,
+            "hypothesis": str(hyp), "reference": str(ref), "target_lang": target_lang,
+            **output.summary(),
+            "test": {"name": "sacreBLEU paired bootstrap resampling (one system): the 95% "
+                             "interval", "samples": samples, "seed": seed,
+                     "confidence": CONFIDENCE, "tokenize": tokenize,
+                     "source": "sacrebleu.significance.PairedTest"},
+            FULL: full, "sets": scored}

@@ -1,0 +1,330 @@
+"""Given systems on the LDD challenge sets of their test set, and MQM-annotated outputs beside
+LTCR and DRR: hand-made cases whose answers are worked out in the comments."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from phenomt.cli import build_parser
+from phenomt.core.io import InputError
+from phenomt.systems import challenge, tables
+from tests.conftest import ROOT
+
+DATA = ROOT / "tests" / "data" / "systems"
+
+# Six references of five tokens each, no punctuation: with 13a tokens a hypothesis line is
+# either the reference itself or five words found nowhere in the references.
+REFS = ["the cat sat on mats", "a dog ran far away", "birds sing in the morning",
+        "we read old books today", "rain falls on green hills", "she plays the piano well"]
+WRONG = "xx yy zz qq ww"
+
+
+def run(*argv: object) -> int:
+    args = build_parser(["phenomt.systems.cli"]).parse_args([str(a) for a in argv])
+    return int(args.handler(args) or 0)
+
+
+def _write(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def _lines(*residues: int) -> list[int]:
+    """The 1-based lines of the 30-line toy test set whose number mod 6 is in ``residues``."""
+    return [n for n in range(1, 31) if n % 6 in residues]
+
+
+@pytest.fixture
+def toy(tmp_path: Path) -> dict:
+    """A test set of 30 lines (the six references five times), two systems and four
+    challenge sets (ids are 1-based lines)."""
+    refs = REFS * 5
+    ref = _write(tmp_path / "ref.en", refs)
+    perfect = _write(tmp_path / "perfect.en", refs)
+    # B gets the lines 2 and 4 (mod 6) wrong, the others right
+    half = _write(tmp_path / "half.en", [WRONG if n % 6 in (2, 4) else line
+                                         for n, line in enumerate(refs, start=1)])
+    sets = {"particle.all": _lines(1, 2, 4, 5), "particle.ge1": _lines(2, 4),
+            "reflexive.ge1": [2, 4], "reorder.ge5": _lines(1, 2, 3)}
+    for name, ids in sets.items():
+        _write(tmp_path / f"{name}.ids", [str(i) for i in ids])
+        # a reordering set's .ref is the tokenized reference: here the same text
+        _write(tmp_path / f"{name}.ref", [refs[i - 1] for i in ids])
+    args = [f"{name}={tmp_path / name}" for name in sets]
+    return {"dir": tmp_path, "ref": ref, "A": perfect, "B": half, "sets": args}
+
+
+def _score(toy: dict, system: str) -> dict:
+    out = toy["dir"] / f"{system}.ldd.json"
+    assert run("systems", "ldd-score", "--testset", "toy", "--system", system, "--hyp",
+               toy[system], "--ref", toy["ref"], "--target-lang", "en", "--set", *toy["sets"],
+               "--samples", "200", "--seed", "3", "--output", out) == 0
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def test_ldd_scores_of_two_systems_by_hand(toy):
+    a, b = _score(toy, "A"), _score(toy, "B")
+    # A is the reference: BLEU 100 everywhere, an interval of width 0, no difference
+    assert a["full"]["bleu"]["score"] == pytest.approx(100)
+    for entry in a["sets"].values():
+        assert entry["bleu"]["score"] == pytest.approx(100)
+        assert entry["bleu"]["ci_low"] == pytest.approx(100) == entry["bleu"]["ci_high"]
+        assert entry["difference"] == pytest.approx(0)
+        # no verdict under 10 sentences, else not below
+        assert entry["below"] is (None if entry["sentences"] < 10 else False)
+    # B: every line has 5 tokens (brevity penalty 1); right lines match all their n-grams,
+    # wrong lines none, so every n-gram precision is (right lines)/(lines) and BLEU is that
+    # ratio: 4/6 on the full test set, 2/4 on particle.all, 0 on particle.ge1 and
+    # reflexive.ge1, 2/3 on reorder.ge5.
+    assert b["full"]["sentences"] == 30
+    assert b["full"]["bleu"]["score"] == pytest.approx(100 * 4 / 6)
+    sets = b["sets"]
+    assert sets["particle.all"]["bleu"]["score"] == pytest.approx(50)
+    assert sets["particle.all"]["difference"] == pytest.approx(50 - 100 * 4 / 6)
+    assert sets["particle.ge1"]["bleu"]["score"] == pytest.approx(0)
+    # all its 10 lines are wrong: every resample scores 0, so the interval is [0, 0] and
+    # lies wholly below 66.67
+    assert sets["particle.ge1"]["bleu"]["ci_high"] == pytest.approx(0)
+    assert sets["particle.ge1"]["below"] is True and sets["particle.ge1"]["sentences"] == 10
+    # the same for the 2 lines of reflexive.ge1, but too few sentences for a verdict
+    assert sets["reflexive.ge1"]["difference"] == pytest.approx(-100 * 4 / 6)
+    assert sets["reflexive.ge1"]["below"] is None and sets["reflexive.ge1"]["above"] is None
+    assert sets["reorder.ge5"]["bleu"]["score"] == pytest.approx(100 * 2 / 3)
+    assert sets["reorder.ge5"]["difference"] == pytest.approx(0, abs=1e-9)
+    # RIBES for the reordering set and the full test set only: a sentence scores 1 when it
+    # equals its reference and 0 when no word matches, so the corpus mean is 2/3 for both
+    assert sets["particle.ge1"]["ribes"] is None
+    assert sets["reorder.ge5"]["ribes"]["score"] == pytest.approx(2 / 3, abs=1e-4)
+    assert b["full"]["ribes"]["score"] == pytest.approx(4 / 6, abs=1e-4)
+    assert sets["reorder.ge5"]["ribes"]["difference"] == pytest.approx(0, abs=1e-4)
+    assert b["test"]["samples"] == 200 and b["schema"] == challenge.SCHEMA
+
+
+def test_ldd_tables_put_systems_in_columns(toy):
+    records = [toy["dir"] / f"{s}.ldd.json" for s in ("A", "B")]
+    for system in ("A", "B"):
+        _score(toy, system)
+    d = toy["dir"]
+    for kind in ("bleu", "distance", "ribes"):
+        assert run("table", "systems-ldd", "--kind", kind, "--records", *records,
+                   "--min-sentences", "12", "--udpipe", "udpipe.english",
+                   "--md", d / f"{kind}.md", "--csv", d / f"{kind}.csv") == 0
+    with open(d / "bleu.csv", newline="", encoding="utf-8") as handle:
+        rows = {r["set"]: r for r in csv.DictReader(handle)}
+    # Table 4: the full test set, the lexical sets at >=1 and the reordering set
+    assert list(rows) == ["full test set", "particle.ge1", "reflexive.ge1", "reorder.ge5"]
+    assert rows["full test set"]["A"] == "100.00 [100.00, 100.00]"
+    assert rows["particle.ge1"]["B"] == "0.00 [0.00, 0.00] Δ-66.67 ▼"
+    assert rows["particle.ge1"]["below full test set"] == "1 of 2"
+    assert rows["particle.ge1"]["interval below"] == "1 of 2"
+    assert rows["particle.ge1"]["sentences"] == "10"
+    assert rows["reflexive.ge1"]["B"] == "0.00 [0.00, 0.00] Δ-66.67 †"
+    assert rows["reflexive.ge1"]["interval below"] == "— (under 10 sentences)"
+    md = (d / "bleu.md").read_text(encoding="utf-8")
+    assert "particle ≥1: 10" in md and "udpipe.english" in md and "small" in md
+    # Table 5 with at least 12 sentences a set: particle.ge1 (10) and reflexive.ge1 (2) are
+    # left out and named
+    with open(d / "distance.csv", newline="", encoding="utf-8") as handle:
+        rows5 = list(csv.DictReader(handle))
+    assert [(r["phenomenon"], r["distance"]) for r in rows5] == [
+        ("particle", "All"), ("particle", "Spearman ρ (BLEU, distance)")]
+    assert rows5[0]["B"].startswith("50.00 [") and rows5[0]["sentences"] == "20"
+    assert rows5[1]["B"] == "— (fewer than 3 bins)"
+    assert "Omitted as smaller: particle ≥1 (10), reflexive ≥1 (2)" in (
+        d / "distance.md").read_text(encoding="utf-8")
+    with open(d / "ribes.csv", newline="", encoding="utf-8") as handle:
+        rows6 = list(csv.DictReader(handle))
+    assert [r["set"] for r in rows6] == ["full test set", "reorder.ge5"]
+    assert rows6[0]["A"] == "1.0000" and rows6[1]["B"] == "0.6667 Δ+0.0000"
+
+
+def test_ldd_distance_correlation_over_bins():
+    # BLEU falls with distance for X (rho = -1) and rises for Y (rho = +1)
+    def record(system: str, scores: list[float]) -> dict:
+        sets = {f"reflexive.{b}": {"phenomenon": "reflexive", "bin": b, "sentences": 60,
+                                   "bleu": {"score": s, "ci_low": s - 1, "ci_high": s + 1,
+                                            "signature": "sig"}, "ribes": None,
+                                   "difference": None, "below": None, "above": None}
+                for b, s in zip(("all", "ge1", "ge2", "ge3"), scores, strict=True)}
+        return {"testset": "toy", "system": system, "reference": "ref",
+                "full": {"sentences": 100, "bleu": {"score": 30.0, "signature": "sig"}},
+                "test": {"name": "bootstrap", "samples": 10, "seed": 1}, "sets": sets}
+
+    frame, _ = tables.ldd_distance_table([record("X", [30, 25, 20, 10]),
+                                          record("Y", [10, 20, 25, 30])], {}, 50)
+    rho = frame[frame["distance"] == "Spearman ρ (BLEU, distance)"].iloc[0]
+    assert rho["X"] == "-1.00 (n 4)" and rho["Y"] == "+1.00 (n 4)"
+
+
+def test_ldd_set_errors_name_the_file(toy):
+    d = toy["dir"]
+    small = challenge.parse_set(toy["sets"][2])  # reflexive.ge1: lines 2 and 4
+    # the set's reference is not the test set's: another test set's sets
+    _write(d / "reflexive.ge1.ref", ["a dog ran far away", "something else"])
+    with pytest.raises(InputError, match=r"reflexive\.ge1\.ref:2: differs"):
+        challenge.ldd_record(testset="toy", system="A", hyp=toy["A"], ref=toy["ref"],
+                             target_lang="en", sets=[small])
+    _write(d / "reflexive.ge1.ids", ["2", "39"])
+    with pytest.raises(InputError, match=r"reflexive\.ge1\.ids:2: sentence id 39 is outside"):
+        challenge.ldd_record(testset="toy", system="A", hyp=toy["A"], ref=toy["ref"],
+                             target_lang="en", sets=[small])
+    with pytest.raises(ValueError, match="phenomenon.bin=PREFIX"):
+        challenge.parse_set("particle=x")
+    with pytest.raises(ValueError, match="bad distance bin"):
+        challenge.parse_set("particle.gt1=x")
+    with pytest.raises(ValueError, match="given twice"):
+        challenge.ldd_record(testset="toy", system="A", hyp=toy["A"], ref=toy["ref"],
+                             target_lang="en", sets=[challenge.parse_set(toy["sets"][0])] * 2)
+
+
+# --------------------------------------------------------------------------- MQM sets
+
+def test_prepare_mqm_keeps_the_named_systems(tmp_path):
+    out = tmp_path / "outputs"
+    assert run("systems", "prepare-mqm", "--annotations", DATA / "mqm.tsv", "--src-lang", "zh",
+               "--tgt-lang", "en", "--systems", "D", "ref", "--outdir", out) == 0
+    assert sorted(p.name for p in out.iterdir()) == [
+        "D.en", "_docs.txt", "_manifest.json", "_segments.tsv", "_source.zh", "ref.en"]
+    assert (out / "D.en").read_text(encoding="utf-8") == (
+        "We indeed saw the stars in the sky.\nThe light tells us a lot.\n")
+    # a second preparation replaces the folder whole
+    assert run("systems", "prepare-mqm", "--annotations", DATA / "mqm.tsv", "--src-lang", "zh",
+               "--tgt-lang", "en", "--systems", "A", "ref", "--outdir", out) == 0
+    assert not (out / "D.en").exists() and (out / "A.en").exists()
+    with pytest.raises(InputError, match=r"mqm\.tsv: no annotated system 'Z'"):
+        run("systems", "prepare-mqm", "--annotations", DATA / "mqm.tsv", "--src-lang", "zh",
+            "--tgt-lang", "en", "--systems", "A", "Z", "--outdir", out)
+
+
+def test_mqm_record_with_ltcr_records_by_name(tmp_path):
+    # LTCR records carry no system field: they are named on the command line. Metric ranks
+    # A1 B3 C2 D4 against Accuracy/Addition rates 0, .5, 1, 1.5 (ranks 1-4): rho = 0.8 (see
+    # test_systems.py); the reference's 0 joins as a tie with A in l_all only.
+    named = []
+    for system, value in {"A": 0.1, "B": 0.3, "C": 0.2, "D": 0.4}.items():
+        path = tmp_path / f"{system}.ltcr.json"
+        path.write_text(json.dumps({"l_all": value, "pairs_all": 10}), encoding="utf-8")
+        named.append(f"{system}={path}")
+    red = tmp_path / "D.red.json"
+    red.write_text(json.dumps({"system": "D", "main": "all",
+                               "subsets": {"all": {"drr": 0.05}}}), encoding="utf-8")
+    out = tmp_path / "mqm.json"
+    assert run("systems", "mqm", "--annotations", DATA / "mqm.tsv", "--records", red,
+               "--named-records", *named, "--metric", "drr", "l_all", "--reference", "ref",
+               "--output", out) == 0
+    record = json.loads(out.read_text(encoding="utf-8"))
+    assert record["reference"] == "ref"
+    assert record["metrics"]["l_all"] == {"A": 0.1, "B": 0.3, "C": 0.2, "D": 0.4}
+    assert record["metrics"]["drr"] == {"D": 0.05}
+    addition = next(c for c in record["correlations"]
+                    if c["metric"] == "l_all" and c["category"] == "Accuracy/Addition")
+    assert addition["n"] == 4 and addition["rho"] == pytest.approx(0.8)
+    assert addition["weak"] is True and addition["p"] == pytest.approx(0.2)
+    assert run("table", "systems-mqm", "--mqm", out, "--testset", "wmt21-ted.zh-en",
+               "--md", tmp_path / "m.md", "--csv", tmp_path / "m.csv") == 0
+    md = (tmp_path / "m.md").read_text(encoding="utf-8")
+    assert "LTCR (L-All)" in md and "weak evidence: n < 10" in md
+    assert "Spearman LTCR (L-All) vs Accuracy/Addition: n = 4, ρ = +0.800, p = 0.2000" in md
+    assert "Metrics take ref" in md
+    with open(tmp_path / "m.csv", newline="", encoding="utf-8") as handle:
+        rows = {r["system"]: r for r in csv.DictReader(handle)}
+    assert rows["ref"]["kind"] == "human translation" and rows["D"]["DRR"] == "0.0500"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"system": "C", "l_all": 0.5}), encoding="utf-8")
+    with pytest.raises(InputError, match="is system 'C', given as 'A'"):
+        run("systems", "mqm", "--annotations", DATA / "mqm.tsv", "--named-records",
+            f"A={bad}", "--metric", "l_all", "--output", out)
+
+
+# --------------------------------------------------------------------------- plan
+
+@pytest.fixture
+def config() -> dict:
+    from phenomt.plan import load_config
+
+    return load_config(ROOT / "config" / "config.yaml")
+
+
+def test_plan_extracts_the_sets_of_the_test_sets(config):
+    from phenomt.plan import Plan
+
+    plan = Plan(config)
+    plan.check()
+    assert plan.systems.ldd_testsets == ["newstest2017.en-de", "newstest2021.de-en",
+                                         "newstest2021.en-de"]
+    # the LDD rules resolve the test set's challenge-set corpus to its declared corpus
+    assert plan.ldd.corpus_name("newstest2021_de-en") == "newstest2021.de-en"
+    assert plan.ldd.source("newstest2021_de-en", "de-en", tokenized=False) == \
+        "results/data/raw/newstest2021.de-en.de"
+    assert "newstest2021_de-en" not in plan.ldd.corpora  # neither scored nor tabled by LDD
+    # German sources have no preposition stranding; the reordering set at the LDD distance
+    assert plan.systems.ldd_sets("newstest2021.de-en") == [
+        "particle.all", "particle.ge1", "particle.ge2", "particle.ge3", "reflexive.all",
+        "reflexive.ge1", "reflexive.ge2", "reflexive.ge3", "reorder.ge5"]
+    assert len(plan.systems.ldd_sets("newstest2017.en-de")) == 13
+    files = plan.systems.ldd_set_files("newstest2017.en-de")
+    assert "results/ldd/sets/newstest2017_en-de/en-de/reorder.ge5.ids" in files
+    assert plan.systems.ldd_json("newstest2017.en-de", "KIT") == \
+        "results/systems/newstest2017.en-de/KIT.ldd.json"
+    tables = plan.systems.tables()
+    assert "results/tables/systems_ldd_table5.newstest2017.en-de.md" in tables
+    assert "results/tables/systems_mqm.wmt21-ted.zh-en.csv" in tables
+    assert not any("newstest2021.zh-en" in t and "ldd" in t for t in tables)
+
+
+def test_plan_mqm_sets(config):
+    from phenomt.plan import Plan
+
+    plan = Plan(config)
+    assert plan.systems.mqm_sets == ["wmt21-ted.zh-en", "wmt21-ted.en-de"]
+    zh = "wmt21-ted.zh-en"
+    assert plan.systems.mqm_reference(zh) == "results/systems/mqm/wmt21-ted.zh-en/outputs/ref.en"
+    assert len(plan.systems.mqm_systems(zh)) == 15 and "ref" not in plan.systems.mqm_scored(zh)
+    assert plan.systems.mqm_has_ltcr(zh) and not plan.systems.mqm_has_ltcr("wmt21-ted.en-de")
+    args = plan.systems.mqm_metric_args(zh)
+    assert "--metric drr l_all" in args and "refB=results/systems/mqm/" in args
+    assert "--metric drr --categories" in plan.systems.mqm_metric_args("wmt21-ted.en-de")
+    assert plan.systems.mqm_metric_inputs("wmt21-ted.en-de")["ltcr"] == []
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda c: c["systems"]["testsets"]["newstest2021.zh-en"].update(ldd=True),
+     "needs a UDPipe model for 'zh'"),
+    (lambda c: c["ldd"]["directions"].pop("de-en"), "needs de-en under ldd.directions"),
+    (lambda c: c.pop("ldd"), "ldd needs the ldd section"),
+    (lambda c: c["systems"]["mqm"]["wmt21-ted.en-de"].update(ltcr=True), "Zh->En only"),
+    (lambda c: c["systems"]["mqm"]["wmt21-ted.en-de"].update(reference="refB"),
+     "reference 'refB' is not one of its systems"),
+    (lambda c: c["systems"]["mqm"]["wmt21-ted.zh-en"].update(annotations="nope"),
+     "undeclared download 'nope'"),
+])
+def test_plan_check_refuses_bad_systems_config(config, change, message):
+    from phenomt.plan import Plan
+
+    change(config)
+    with pytest.raises(ValueError, match=message):
+        Plan(config).check()
+
+
+def test_ldd_table_refuses_mixed_records(toy):
+    a = toy["dir"] / "A.ldd.json"
+    _score(toy, "A")
+    record = json.loads(a.read_text(encoding="utf-8"))
+    other = toy["dir"] / "other.ldd.json"
+    other.write_text(json.dumps({**record, "testset": "elsewhere", "system": "O"}),
+                     encoding="utf-8")
+    with pytest.raises(InputError, match=r"other\.ldd\.json: is for test set 'elsewhere'"):
+        run("table", "systems-ldd", "--kind", "bleu", "--records", a, other,
+            "--md", toy["dir"] / "t.md", "--csv", toy["dir"] / "t.csv")
+    with pytest.raises(InputError, match="a second record of system 'A'"):
+        run("table", "systems-ldd", "--kind", "bleu", "--records", a, a,
+            "--md", toy["dir"] / "t.md", "--csv", toy["dir"] / "t.csv")
+    plain = toy["dir"] / "plain.json"
+    plain.write_text(json.dumps({"system": "A"}), encoding="utf-8")
+    with pytest.raises(InputError, match=r"plain\.json: not a phenomt\.systems\.ldd/1 record"):
+        run("table", "systems-ldd", "--kind", "bleu", "--records", plain,
+            "--md", toy["dir"] / "t.md", "--csv", toy["dir"] / "t.csv")
