@@ -53,6 +53,13 @@ def mirror() -> Path:
     return path
 
 
+def require_long_runs(what: str) -> None:
+    """Whole-pipeline reruns (the tiny config on a SLURM test cluster, a run killed and
+    resumed) cost one more tiny run each: they run when $PHENOMT_LONG_TESTS is set."""
+    if not os.environ.get("PHENOMT_LONG_TESTS"):
+        pytest.skip(f"{what}: a further run of the tiny config; set PHENOMT_LONG_TESTS=1")
+
+
 @pytest.fixture(scope="session")
 def tiny_run(tmp_path_factory, mirror) -> Path:
     """One complete local run of the tiny config, shared by every test that needs finished

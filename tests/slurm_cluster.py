@@ -73,10 +73,16 @@ def _free_ports(count: int) -> list[int]:
             sock.close()
 
 
+#: Memory the node declares at least. Nothing enforces it (no cgroups) and the scheduler does
+#: not count it (CR_Core), but a job asking for more than a node has is refused: the test
+#: node must take the largest request of any config's rule, whatever the machine has.
+MIN_NODE_MEMORY_MB = 64 * 1024
+
+
 def _node_memory_mb() -> int:
-    """Memory the node offers: what the machine has, less 1 GiB for the system."""
+    """Memory the node declares: what the machine has, at least MIN_NODE_MEMORY_MB."""
     pages = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    return max(1024, pages // 2**20 - 1024)
+    return max(MIN_NODE_MEMORY_MB, pages // 2**20)
 
 
 def slurm_conf(folder: Path, ctld_port: int, slurmd_port: int, cpus: int,
@@ -113,6 +119,8 @@ MpiDefault=none
 ReturnToService=2
 # Listen on loopback only.
 CommunicationParameters=NoCtldInAddrAny,NoInAddrAny
+# The node's declared memory (and CPUs) stand even where the machine has less.
+SlurmdParameters=config_overrides
 NodeName=localhost CPUs={cpus} RealMemory={memory_mb} Gres=gpu:1 State=UNKNOWN
 PartitionName={PARTITIONS[0]} Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 PartitionName={PARTITIONS[1]} Nodes=localhost MaxTime=INFINITE State=UP

@@ -9,6 +9,7 @@ uninterrupted reference run's (timing tables aside).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import subprocess
@@ -21,7 +22,7 @@ import pytest
 import yaml
 
 from phenomt.core import nmt
-from tests.conftest import TINY_CONFIG, run_snakemake, tiny_workdir
+from tests.conftest import TINY_CONFIG, require_long_runs, run_snakemake, tiny_workdir
 from tests.runs import differing_tables, kill_group, start_snakemake
 
 # -- resuming a training (no fairseq run needed) ---------------------------------------------
@@ -78,13 +79,19 @@ def test_train_does_not_train_past_max_update_when_resumed_at_it(tmp_path, fake_
     assert "training is complete" in log.read_text()
 
 
-def test_train_starts_over_from_a_damaged_last_checkpoint(tmp_path, fake_fairseq):
+@pytest.mark.parametrize("damaged", ["checkpoint_last.pt", "checkpoint_best.pt"])
+def test_train_starts_over_when_a_checkpoint_copy_was_cut_short(tmp_path, fake_fairseq,
+                                                                 damaged):
     save_dir = tmp_path / "checkpoints"
     save_dir.mkdir()
-    (save_dir / "checkpoint_last.pt").write_bytes(b"PK\x03\x04 cut short")
+    _save_checkpoint(save_dir / "checkpoint_last.pt", 20)
+    _save_checkpoint(save_dir / "checkpoint_best.pt", 20)
+    (save_dir / damaged).write_bytes(b"PK\x03\x04 cut short")
     info = nmt.train("bin", str(save_dir), str(tmp_path / "model.pt"), {"max_update": 50}, 1)
     assert len(fake_fairseq) == 1 and info["resumed"] is False
     assert not (save_dir / "checkpoint_last.pt").exists()
+    # the published model is the one the new training wrote
+    assert nmt.checkpoint_updates(tmp_path / "model.pt") == 50
 
 
 # -- the tiny config killed and run again -------------------------------------------------------
@@ -93,6 +100,8 @@ def test_train_starts_over_from_a_damaged_last_checkpoint(tmp_path, fake_fairseq
 PARSE_SHARDS = 2
 #: Seconds between two looks at the run folder while waiting for the moment to kill.
 POLL_SECONDS = 0.1
+#: Seconds a run may take to reach the moment of its kill (a guard against hangs).
+ATTEMPT_TIMEOUT = 2400
 
 
 @dataclass
@@ -106,8 +115,14 @@ class InterruptedRun:
     seconds: float
 
 
+@functools.cache
+def _tiny_config() -> dict:
+    """The tiny config, read once (the moments below are checked ten times a second)."""
+    return yaml.safe_load(TINY_CONFIG.read_text())
+
+
 def _outdir(workdir: Path) -> Path:
-    return workdir / yaml.safe_load(TINY_CONFIG.read_text())["outdir"]
+    return workdir / _tiny_config()["outdir"]
 
 
 def parse_in_progress(workdir: Path) -> str | None:
@@ -126,7 +141,7 @@ def training_in_progress(workdir: Path) -> str | None:
     model yet (layout of workflow/rules/train.smk; Snakemake empties a job's log when the
     job starts, so the log tells what happened in this run)."""
     out = _outdir(workdir)
-    for model in yaml.safe_load(TINY_CONFIG.read_text())["models"]:
+    for model in _tiny_config()["models"]:
         log = out / "logs" / "train" / f"{model}.log"
         folder = out / "models" / model
         if ((folder / "checkpoints" / "checkpoint_last.pt").exists()
@@ -149,8 +164,13 @@ def run_until_killed(args: list[str], workdir: Path,
         attempt += 1
         log = workdir / f"killed-run-{attempt}.log"
         process = start_snakemake(*args, log=log)
+        deadline = time.monotonic() + ATTEMPT_TIMEOUT
         reached: dict[str, str] = {}
         while not reached and process.poll() is None:
+            if time.monotonic() > deadline:
+                kill_group(process)
+                pytest.fail(f"run {attempt} hung: no progress to a kill in "
+                            f"{ATTEMPT_TIMEOUT} s; see {log}")
             time.sleep(POLL_SECONDS)
             reached = {name: found for name, check in moments.items()
                        if name not in killed and (found := check(workdir)) is not None}
@@ -159,12 +179,15 @@ def run_until_killed(args: list[str], workdir: Path,
             pytest.fail(f"run {attempt} ended (exit {process.returncode}) before it could be "
                         f"killed during {', '.join(missing)}; see {log}")
         kill_group(process)
-        killed.update(reached)
+        # What ended between the last look and the kill was not interrupted.
+        killed.update({name: found for name, found in reached.items()
+                       if moments[name](workdir) == found})
     return killed
 
 
 @pytest.fixture(scope="module")
 def interrupted_run(tiny_run, tmp_path_factory) -> InterruptedRun:
+    require_long_runs("runs killed with SIGKILL and resumed")
     workdir = tiny_workdir(tmp_path_factory.mktemp("interrupted-run"))
     overlay = workdir / "shards.yaml"
     overlay.write_text(yaml.safe_dump({"ldd": {"parse_shards": PARSE_SHARDS}}))

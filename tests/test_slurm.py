@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from phenomt.plan import Plan, load_config
-from tests.conftest import ROOT, TINY_CONFIG, run_snakemake, tiny_workdir
+from tests.conftest import ROOT, TINY_CONFIG, require_long_runs, run_snakemake, tiny_workdir
 from tests.runs import differing_tables
 from tests.slurm_cluster import (
     SlurmCluster,
@@ -43,6 +43,7 @@ def skip_or_fail(message: str) -> None:
 # skips should skip before the reference run is made for it.
 @pytest.fixture(scope="session")
 def slurm_cluster(tmp_path_factory) -> Iterator[SlurmCluster]:
+    require_long_runs("the tiny config on a SLURM cluster")
     reason = unavailable_reason()
     if reason is not None:
         skip_or_fail(f"no SLURM test cluster: {reason}")
@@ -141,14 +142,14 @@ def test_tiny_config_on_slurm_gives_the_local_tables(slurm_cluster, tiny_run, tm
         by_rule.setdefault(rule, []).append(record)
         assert requested(record) == expected(planned[(rule, wildcards)],
                                              slurm_cluster.cpus), (rule, wildcards)
-    # every job of the run went through SLURM
-    assert len(records) >= len(planned) - 1  # `all` has nothing to submit
+    # every job of the run went through SLURM (`all` has nothing to run)
+    assert set(planned) - {("all", "")} <= {rule_of(record) for record in records}
 
     # training and decoding on the GPU partition with a GPU, as the profile asks; their
     # threads, memory and time are the model's resources from the config
     profile = yaml.safe_load((PROFILE / "config.yaml").read_text())
     gpu_rules = {rule for rule, res in profile["set-resources"].items() if res.get("gpu")}
-    assert {"train", "generate"} <= gpu_rules <= set(by_rule) | gpu_rules
+    assert {"train", "generate"} <= gpu_rules & set(by_rule)
     config = load_config(TINY_CONFIG)
     plan = Plan(config, str(ROOT))
     for rule in ("train", "generate"):
@@ -160,12 +161,16 @@ def test_tiny_config_on_slurm_gives_the_local_tables(slurm_cluster, tiny_run, tm
             for key in ("threads", "mem_mb", "runtime"):
                 assert granted[key] == plan.models.resource(model, key), (rule, key)
     for rule, jobs in by_rule.items():
-        if rule not in gpu_rules:
-            assert {requested(job)["partition"] for job in jobs} == {"cpu"}, rule
-            assert not any(requested(job)["gpu"] for job in jobs), rule
-    # a CPU rule that declares its threads (binarize: the worker count of fairseq-preprocess)
-    assert {requested(job)["threads"] for job in by_rule["binarize"]} == {
-        int(planned[rule_of(job)]["threads"]) for job in by_rule["binarize"]}
+        on_gpu = rule in gpu_rules
+        assert {requested(job)["partition"] for job in jobs} == {"gpu" if on_gpu else "cpu"}
+        assert all(requested(job)["gpu"] == on_gpu for job in jobs), rule
+    # CPU jobs whose rules declare more than one thread (binarize: fairseq-preprocess workers)
+    # get them
+    threaded = [job for job in records if rule_of(job)[0] not in gpu_rules
+                and int(planned[rule_of(job)]["threads"]) > 1]
+    assert threaded
+    assert all(requested(job)["threads"] == int(planned[rule_of(job)]["threads"])
+               for job in threaded)
     partitions = {rule: sorted({job["Partition"] for job in jobs})
                   for rule, jobs in sorted(by_rule.items())}
     print(f"\nSLURM run: {seconds:.0f} s, {len(records)} jobs; partitions: {partitions}")

@@ -121,11 +121,13 @@ def train_command(data_bin: str, save_dir: str, options: dict, seed: int,
 
 
 def checkpoint_updates(path: str | Path) -> int | None:
-    """The number of updates a fairseq checkpoint records, or None when it cannot be read."""
+    """The number of updates a fairseq checkpoint records, or None when it cannot be read
+    (a copy cut short lacks the zip directory at its end)."""
     import torch
 
     try:
-        state = torch.load(path, map_location="cpu", weights_only=False)
+        # mmap: the weights stay on disk, only the bookkeeping is read
+        state = torch.load(path, map_location="cpu", weights_only=False, mmap=True)
         return int(state["optimizer_history"][-1]["num_updates"])
     except Exception:  # a truncated zip, a pickle or a layout error alike
         return None
@@ -149,13 +151,16 @@ def train(data_bin: str, save_dir: str, output: str, options: dict, seed: int,
     """
     use_gpu = gpu_available()
     cmd = train_command(data_bin, save_dir, options, seed, use_gpu) + list(extra_args)
-    last = Path(save_dir) / "checkpoint_last.pt"
+    last, best = Path(save_dir) / "checkpoint_last.pt", Path(save_dir) / "checkpoint_best.pt"
     updates = checkpoint_updates(last) if last.exists() else None
-    if last.exists() and updates is None:
-        # A copy cut short by a kill (fairseq copies checkpoint_last.pt in place):
-        # train from the start rather than fail on every retry.
-        log.warning("%s is unreadable; training from the start", last)
-        last.unlink()
+    if (last.exists() and updates is None) or (best.exists()
+                                               and checkpoint_updates(best) is None):
+        # fairseq copies one of these two files from the other in place, so a kill can cut
+        # the copy short: train from the start rather than fail on every retry (or publish
+        # a cut best model).
+        log.warning("a checkpoint in %s is unreadable; training from the start", save_dir)
+        last.unlink(missing_ok=True)
+        best.unlink(missing_ok=True)
     resumed = last.exists()
     if updates is not None and options.get("max_update") and updates >= options["max_update"]:
         # Resumed at max_update, fairseq would make one more update (it checks the limit
@@ -164,9 +169,8 @@ def train(data_bin: str, save_dir: str, output: str, options: dict, seed: int,
                             f"{options['max_update']}): training is complete")
     else:
         run_logged(cmd, log_path)
-    best = Path(save_dir) / "checkpoint_best.pt"
     if not best.exists():
-        best = Path(save_dir) / "checkpoint_last.pt"
+        best = last
     if not best.exists():
         raise RuntimeError(f"fairseq-train wrote no checkpoint in {save_dir}")
     with atomic_write(output, "wb") as out, open(best, "rb") as src:
