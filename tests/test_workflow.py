@@ -58,7 +58,7 @@ def test_tiny_pipeline_end_to_end(tiny_run):
     for name in ("bleu", "corpus_stats", "ldd_control", *(f"ldd_table{i}" for i in range(1, 7))):
         assert (tables / f"{name}.md").stat().st_size > 0, name
     bleu = _numbers(tables / "bleu.csv", "BLEU")
-    assert len(bleu) == 2 and all(0 <= b <= 100 for b in bleu)
+    assert len(bleu) == 4 and all(0 <= b <= 100 for b in bleu)  # De-En, En-De, Zh-En x 2
     md = (tables / "bleu.md").read_text()
     assert re.search(r"nrefs:1\|case:mixed\|eff:no\|tok:13a", md)
     assert "50 updates" in md
