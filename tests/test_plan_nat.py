@@ -157,18 +157,27 @@ def test_one_data_condition_still_gives_both_results_tables(config):
     assert not any(".distilled/" in b for b, _ in plan.nat.table_scores())
 
 
-def test_speed_settings(plan):
+def test_speed_settings(config, plan):
     assert plan.nat.speed_data() == "distilled"
     assert plan.nat.speed_systems()[0] == "ar" and len(plan.nat.speed_systems()) == 6
     assert plan.nat.speed_corpus(TEACHER) == "newstest2013.de-en"
-    assert "first 200 sentences" in plan.nat.speed_notes()[0]
+    sentences = config["nat"]["speed"]["sentences"]
+    assert f"first {sentences} sentences" in plan.nat.speed_notes()[0]
 
 
-def test_scale_notes_state_updates_and_size(plan):
-    notes = " ".join(plan.nat.scale_notes())
-    assert "CMLM 200 updates" in notes and "DAT 40 updates" in notes
-    assert "CMLM+OaXE 50 fine-tuning updates" in notes
-    assert "2+2 layers, 128 dimensions" in notes and "best 2" in notes
+def test_scale_notes_state_updates_and_size(config, plan):
+    """The notes carry the config's own numbers: a shared value, per-model overrides and
+    fine-tuning updates for the +OaXE rows."""
+    changed = with_nat(config, training={"max_update": 30},
+                       model_overrides={"dat": {"max_update": 7},
+                                        "cmlm_oaxe": {"max_update": 11}},
+                       average=3)
+    notes = " ".join(changed.nat.scale_notes())
+    assert "CMLM 30 updates" in notes and "DAT 7 updates" in notes
+    assert "CMLM+OaXE 11 fine-tuning updates" in notes
+    assert "GLAT+OaXE 30 fine-tuning updates" in notes
+    assert "2+2 layers, 128 dimensions" in notes and "best 3" in notes
+    assert f"best {config['nat']['average']}" in " ".join(plan.nat.scale_notes())
 
 
 @pytest.mark.parametrize("change, message", [

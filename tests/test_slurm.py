@@ -57,25 +57,25 @@ def slurm_cluster(tmp_path_factory) -> Iterator[SlurmCluster]:
 # -- what each job should have asked for -----------------------------------------------------
 
 
-def planned_jobs(workdir: Path) -> dict[tuple[str, str], dict[str, str]]:
+def planned_jobs(workdir: Path) -> dict[tuple[str, str], dict]:
     """Snakemake's own account of every job of the run, from a dry run with the profile:
-    (rule, wildcard values joined by "_", as the executor names its jobs) → ``threads``
-    and the resources."""
+    (rule, wildcard values joined by "_", as the executor names its jobs) → ``threads``,
+    the resources and ``local`` (a job Snakemake runs itself, such as ``all``)."""
     # --cores: a dry run would cap every rule's threads at 1 without it
     result = run_snakemake("--dry-run", "--cores", str(DRY_RUN_CORES), "--profile", str(PROFILE),
                            "--configfile", str(TINY_CONFIG), "--directory", str(workdir))
     assert result.returncode == 0, result.stderr[-3000:]
     jobs = {}
     for block in re.split(r"\n(?=(?:local)?rule \w+:\n)", result.stdout + result.stderr):
-        header = re.match(r"(?:local)?rule (\w+):\n", block)
+        header = re.match(r"(local)?rule (\w+):\n", block)
         if not header:
             continue
         fields = dict(re.findall(r"^    (\w+): (.*)$", block, re.M))
         wildcards = [item.split("=", 1)[1] for item in fields.get("wildcards", "").split(", ")
                      if "=" in item]
         resources = dict(item.split("=", 1) for item in fields["resources"].split(", "))
-        jobs[(header.group(1), "_".join(wildcards))] = {"threads": fields.get("threads", "1"),
-                                                        **resources}
+        jobs[(header.group(2), "_".join(wildcards))] = {
+            "threads": fields.get("threads", "1"), "local": bool(header.group(1)), **resources}
     return jobs
 
 
@@ -108,7 +108,7 @@ def requested(record: dict[str, str]) -> dict[str, object]:
             "runtime": minutes(record["TimeLimit"])}
 
 
-def expected(planned: dict[str, str], node_cpus: int) -> dict[str, object]:
+def expected(planned: dict, node_cpus: int) -> dict[str, object]:
     """What a job should get, from the dry run's account of it. A job that asks for a node
     of its own (``--exclusive``) gets all its CPUs, whatever its threads."""
     exclusive = "--exclusive" in planned.get("slurm_extra", "")
@@ -142,8 +142,9 @@ def test_tiny_config_on_slurm_gives_the_local_tables(slurm_cluster, tiny_run, tm
         by_rule.setdefault(rule, []).append(record)
         assert requested(record) == expected(planned[(rule, wildcards)],
                                              slurm_cluster.cpus), (rule, wildcards)
-    # every job of the run went through SLURM (`all` has nothing to run)
-    assert set(planned) - {("all", "")} <= {rule_of(record) for record in records}
+    # every job of the run went through SLURM
+    assert {job for job, info in planned.items() if not info["local"]} <= {
+        rule_of(record) for record in records}
 
     # training and decoding on the GPU partition with a GPU, as the profile asks; their
     # threads, memory and time are the model's resources from the config
