@@ -65,7 +65,6 @@ def tiny(config: dict) -> dict:
     whole = {testset["corpus"]}
     lexcons = config["lexcons"]
     lexcons["align_extra"] = []  # the test set's own pairs only
-    lexcons["tcp"] = None  # TCP's key covers all 148 Doc2Doc documents: too many here
     lexcons["models"]["doc_transformer"]["training"].update(max_update=20, warmup_updates=5)
     # the released set's part and one converted set are enough to exercise both paths
     models["transformer.zh-en"]["test"] = ["lexcons.test", "doc2doc.test"]
@@ -74,7 +73,9 @@ def tiny(config: dict) -> dict:
     for name, corpus in config["corpora"].items():
         if name in whole:
             continue
-        if corpus["split"] == "test" and "docids" in corpus:
+        if name == "doc2doc.test":  # one document of each TCP category
+            corpus.update(document_step=50, documents=3)
+        elif corpus["split"] == "test" and "docids" in corpus:
             corpus["documents"] = 2  # whole documents, for the document-level metrics
         else:
             corpus["limit"] = 300 if name in used and corpus["split"] == "train" else 60
@@ -141,9 +142,10 @@ def cpu(config: dict) -> dict:
     docs = config["lexcons"]["models"]
     docs["train"] = ["pdc.sample"]
     docs["doc_transformer"]["training"].update(max_update=400)
+    docs["concat"].pop("decode")
     for corpus in config["corpora"].values():
-        corpus.pop("documents", None)
-        corpus.pop("limit", None)
+        for key in ("documents", "document_step", "limit"):
+            corpus.pop(key, None)
     books = config["corpora"]["books.de-en"]
     books["limit"] = 3000
     config["ldd"]["corpora"]["books"]["note"] = (

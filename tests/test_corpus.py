@@ -215,9 +215,31 @@ def test_documents_keeps_whole_documents_and_their_ids(tmp_path):
     with pytest.raises(InputError, match="has 3 documents, 4 were asked for"):
         prepare_corpus("plain", files, ["zh", "en"], outputs, tmp_path / "r.json",
                        CleanPolicy(), docids=("n_sent", nsent), documents=4)
-    with pytest.raises(ValueError, match="needs the corpus's document ids"):
+    with pytest.raises(ValueError, match="need the corpus's document ids"):
         prepare_corpus("plain", files, ["zh", "en"], outputs, tmp_path / "r.json",
                        CleanPolicy(), documents=1)
+
+
+def test_document_step_keeps_every_nth_whole_document(tmp_path):
+    # documents [a b] [c] [d e] [f]: step 2 keeps the 1st and 3rd, [a b] [d e]
+    zh = _write(tmp_path / "c.zh", "a\nb\nc\nd\ne\nf\n")
+    en = _write(tmp_path / "c.en", "A\nB\nC\nD\nE\nF\n")
+    nsent = _write(tmp_path / "n_sent", "2\n1\n2\n1\n")
+    files = {"zh": zh, "en": en}
+    outputs = {"zh": tmp_path / "o.zh", "en": tmp_path / "o.en"}
+    prepare_corpus("plain", files, ["zh", "en"], outputs, tmp_path / "r.json", CleanPolicy(),
+                   docids=("n_sent", nsent), document_step=2)
+    assert read_lines(outputs["en"]) == ["A", "B", "D", "E"]
+    prepare_docids("plain", files, ["zh", "en"], CleanPolicy(), ("n_sent", nsent),
+                   tmp_path / "ids", document_step=2)
+    assert read_lines(tmp_path / "ids") == ["doc00001", "doc00001", "doc00003", "doc00003"]
+    # the step first, then the first N of what it kept
+    prepare_corpus("plain", files, ["zh", "en"], outputs, tmp_path / "r.json", CleanPolicy(),
+                   docids=("n_sent", nsent), document_step=3, documents=2)
+    assert read_lines(outputs["zh"]) == ["a", "b", "f"]
+    with pytest.raises(InputError, match="has 4 documents, so 2 with step 2; 3 were asked"):
+        prepare_corpus("plain", files, ["zh", "en"], outputs, tmp_path / "r.json",
+                       CleanPolicy(), docids=("n_sent", nsent), document_step=2, documents=3)
 
 
 def test_assemble_writes_the_document_ids_of_the_kept_pairs(tmp_path):

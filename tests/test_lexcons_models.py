@@ -90,3 +90,15 @@ def test_copy_documents_takes_the_first_documents_of_every_layer(tmp_path):
     with pytest.raises(InputError, match="has 12 documents, 13 were asked for"):
         copy_documents(root, tmp_path / "more", 13)
     assert not (tmp_path / "more").exists()  # nothing half-written
+
+
+def test_copy_documents_with_a_step_keeps_every_nth_in_numeric_order(tmp_path):
+    root = _folder(tmp_path / "full", 12)
+    # numeric order test-1 ... test-12, every 5th: test-1, test-6, test-11, renumbered
+    assert copy_documents(root, tmp_path / "step", None, 5) == 3
+    assert document_names(tmp_path / "step" / "res") == ["test-1", "test-2", "test-3"]
+    assert read_corpus(tmp_path / "step")[0] == ["句1", "句6", "句11"]
+    assert copy_documents(root, tmp_path / "two", 2, 5) == 2
+    assert read_corpus(tmp_path / "two")[0] == ["句1", "句6"]
+    with pytest.raises(InputError, match="has 3 documents at step 5, 4 were asked for"):
+        copy_documents(root, tmp_path / "more", 4, 5)

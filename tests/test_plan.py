@@ -145,6 +145,19 @@ def test_document_models_need_document_ids():
     with pytest.raises(ValueError, match="need document ids for \\['pdc.sample'\\]"):
         Plan(config).check()
     config = load_config(ROOT / "config" / "config.yaml")
-    config["corpora"]["doc2doc.test"]["documents"] = 3
-    with pytest.raises(ValueError, match="lexcons.tcp: the corpus must be the whole"):
+    config["corpora"]["doc2doc.test"]["limit"] = 300
+    with pytest.raises(ValueError, match="lexcons.tcp: .* whole documents"):
         Plan(config).check()
+
+
+def test_tcp_of_a_document_sample_reads_the_sampled_ids():
+    config = load_config(ROOT / "config" / "config.yaml")
+    config["corpora"]["doc2doc.test"].update(document_step=None, documents=None)
+    whole = Plan(config)
+    whole.check()
+    assert "--docids" not in whole.lexcons.tcp_args("concat")
+    config["corpora"]["doc2doc.test"]["document_step"] = 10
+    sampled = Plan(config)
+    sampled.check()
+    assert "--docids results/data/raw/doc2doc.test.docids" in sampled.lexcons.tcp_args("concat")
+    assert "results/data/raw/doc2doc.test.docids" in sampled.lexcons.tcp_inputs("concat")

@@ -70,3 +70,23 @@ def test_real_key_scores_the_reference_perfectly(mirror):
     assert result["tcp"] == pytest.approx(1.0)
     assert (result["tense"]["documents"], result["conjunction"]["documents"],
             result["pronoun"]["documents"]) == (50, 46, 52)
+
+
+def test_a_sample_of_whole_documents_is_scored_per_sampled_category(tmp_path):
+    """The conjunction document left out (document_step 2 keeps the 1st and 3rd): tense
+    2/2 and pronoun 1/1 as above, conjunction has no document, so TCP is undefined."""
+    sample = tmp_path / "hyp"
+    sample.write_text("he walked home then\nfell asleep quickly .\nMary said that she had "
+                      "left\n", encoding="utf-8")
+    ids = tmp_path / "ids"
+    ids.write_text("doc00001\ndoc00001\ndoc00003\n", encoding="utf-8")
+    result = tcp.score_files(sample, DATA / "ref.tok", DATA / "candidates", DATA / "n_sent",
+                             groups=(1, 1, 1), window=2, docids=ids)
+    assert (result["tense"]["hits"], result["tense"]["items"]) == (2, 2)
+    assert result["conjunction"] == {"hits": 0, "items": 0, "rate": None, "documents": 0}
+    assert result["pronoun"]["rate"] == 1 and result["tcp"] is None
+    # a document cut short is refused, naming the file and line
+    ids.write_text("doc00001\ndoc00003\ndoc00003\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"ids:1.*1 lines here, 2 in"):
+        tcp.score_files(sample, DATA / "ref.tok", DATA / "candidates", DATA / "n_sent",
+                        groups=(1, 1, 1), window=2, docids=ids)

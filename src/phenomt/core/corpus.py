@@ -11,8 +11,9 @@ Formats (``format:`` of a corpus in the config):
 * ``released_layout`` a document folder in the layout of the released lexical-consistency
   test set (:mod:`phenomt.core.layout`; the raw ``zh ||| en`` layer, documents in order).
 
-``documents: K`` keeps the first K documents of a corpus with document ids (whole
-documents, for document-level metrics on a quick run).
+``documents: K`` keeps the first K documents of a corpus with document ids, and
+``document_step: N`` every N-th one before that (whole documents, for document-level metrics
+on a quick run; a step spreads the sample over a set ordered by category, as Doc2Doc is).
 
 ``moses_escaped: true`` undoes Moses' XML escaping (``&apos;`` ...), as in the OPUS Books
 challenge-set release.
@@ -232,38 +233,49 @@ def clean_pairs(cols: Sequence[Sequence[str]], policy: CleanPolicy
     return out, report
 
 
-def first_documents(ids: Sequence[str], documents: int, source: str | Path) -> int:
-    """Number of lines the first ``documents`` documents take (ids of a document are
-    consecutive)."""
-    seen = 0
+def document_lines(ids: Sequence[str], documents: int | None, step: int | None,
+                   source: str | Path) -> list[int]:
+    """0-based lines of the documents kept: every ``step``-th document (the 1st, the
+    (step+1)-th, ...), then the first ``documents`` of those. Ids of a document are
+    consecutive, so whole documents are kept."""
+    step = step or 1
+    kept: list[int] = []
+    seen = taken = 0
+    keep = False
     for index, doc in enumerate(ids):
         if index == 0 or doc != ids[index - 1]:
+            keep = seen % step == 0 and (documents is None or taken < documents)
             seen += 1
-            if seen > documents:
-                return index
-    if seen < documents:
-        raise InputError(source, f"has {seen} documents, {documents} were asked for")
-    return len(ids)
+            taken += keep
+        if keep:
+            kept.append(index)
+    if documents is not None and taken < documents:
+        kept = f", so {taken} with step {step};" if step > 1 else ","
+        raise InputError(source, f"has {seen} documents{kept} {documents} were asked for")
+    return kept
 
 
 def _read_selected(fmt: str, files: dict[str, Path], langs: Sequence[str],
                    columns: dict[str, int] | None, moses_escaped: bool, limit: int | None,
-                   docids: tuple[str, Path] | None, documents: int | None
+                   docids: tuple[str, Path] | None, documents: int | None,
+                   document_step: int | None = None
                    ) -> tuple[list[list[str]], list[str] | None]:
-    """The corpus lines (and their document ids) after ``limit`` and ``documents``."""
+    """The corpus lines (and their document ids) after ``limit``, ``document_step`` and
+    ``documents``."""
     cols = read_corpus(fmt, files, langs, columns, moses_escaped, limit)
     if docids is None:
-        if documents is not None:
-            raise ValueError("'documents' needs the corpus's document ids")
+        if documents is not None or document_step is not None:
+            raise ValueError("'documents' and 'document_step' need the corpus's document ids")
         return cols, None
     ids = read_docids(*docids)
     ids = ids[:limit] if limit is not None else ids
     if len(ids) != len(cols[0]):
         raise InputError(docids[1], f"{len(ids)} document ids for {len(cols[0])} "
                                     f"segments of {files[langs[0]]}")
-    if documents is not None:
-        end = first_documents(ids, documents, docids[1])
-        cols, ids = [col[:end] for col in cols], ids[:end]
+    if documents is not None or document_step is not None:
+        kept = document_lines(ids, documents, document_step, docids[1])
+        cols = [[col[i] for i in kept] for col in cols]
+        ids = [ids[i] for i in kept]
     return cols, ids
 
 
@@ -271,17 +283,19 @@ def prepare_corpus(fmt: str, files: dict[str, Path], langs: Sequence[str],
                    outputs: dict[str, Path], report_path: Path, policy: CleanPolicy,
                    columns: dict[str, int] | None = None, moses_escaped: bool = False,
                    limit: int | None = None, docids: tuple[str, Path] | None = None,
-                   documents: int | None = None) -> CleanReport:
+                   documents: int | None = None,
+                   document_step: int | None = None) -> CleanReport:
     """Read, validate and clean one corpus; write the sides named in ``outputs`` and a report.
 
     Validation always reads both sides, so writing one side at a time gives the same lines.
-    ``documents`` keeps the first documents by ``docids`` (format, file).
+    ``document_step`` keeps every N-th document and ``documents`` the first N of those, by
+    ``docids`` (format, file).
     """
     unknown = set(outputs) - set(langs)
     if unknown:
         raise ValueError(f"outputs for languages {sorted(unknown)} not in {list(langs)}")
     cols, _ = _read_selected(fmt, files, langs, columns, moses_escaped, limit, docids,
-                             documents)
+                             documents, document_step)
     cleaned, report = clean_pairs(cols, policy)
     for lang, col in zip(langs, cleaned, strict=True):
         if lang in outputs:
@@ -295,14 +309,15 @@ def prepare_corpus(fmt: str, files: dict[str, Path], langs: Sequence[str],
 def prepare_docids(fmt: str, files: dict[str, Path], langs: Sequence[str], policy: CleanPolicy,
                    docids: tuple[str, Path], output: Path,
                    columns: dict[str, int] | None = None, moses_escaped: bool = False,
-                   limit: int | None = None, documents: int | None = None) -> int:
+                   limit: int | None = None, documents: int | None = None,
+                   document_step: int | None = None) -> int:
     """Write the document id of every segment kept by :func:`prepare_corpus`.
 
     The corpus is read and cleaned again (cheap and deterministic) so that the ids follow
     exactly the same selection of lines.
     """
     cols, ids = _read_selected(fmt, files, langs, columns, moses_escaped, limit, docids,
-                               documents)
+                               documents, document_step)
     _, report = clean_pairs(cols, policy)
     return write_lines(output, (ids[n - 1] for n in report.kept_lines))
 
@@ -387,6 +402,7 @@ def _corpus_args(args: argparse.Namespace) -> dict:
         "policy": CleanPolicy(args.empty, args.long, args.max_tokens),
         "limit": args.limit,
         "documents": args.documents,
+        "document_step": args.document_step,
         "docids": (args.docids_format, Path(args.docids)) if args.docids else None,
     }
 
@@ -424,6 +440,8 @@ def _add_corpus_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, help="keep only the first N pairs")
     p.add_argument("--documents", type=int, help="keep only the first N documents "
                    "(needs --docids)")
+    p.add_argument("--document-step", type=int, help="keep every N-th document, the first "
+                   "included, before --documents (needs --docids)")
     p.add_argument("--docids", help="document ids of the corpus's lines")
     p.add_argument("--docids-format", choices=DOCIDS_FORMATS)
 

@@ -73,20 +73,25 @@ def read_corpus(root: str | Path, layer: str = RAW_DIR
     return src, ref, ids
 
 
-def copy_documents(root: str | Path, output: str | Path, documents: int | None) -> int:
-    """Copy the first ``documents`` documents (all with ``None``) of every layer of a folder
-    into ``output``, written whole or not at all; returns the number copied."""
+def copy_documents(root: str | Path, output: str | Path, documents: int | None,
+                   step: int | None = None) -> int:
+    """Copy every ``step``-th document (all with ``None``), then the first ``documents`` of
+    those, of every layer of a folder into ``output``, written whole or not at all; returns
+    the number copied. The copies are numbered ``test-1`` … again, as the layout requires."""
     root = Path(root)
-    names = document_names(root / TOKEN_DIR)
+    names = document_names(root / TOKEN_DIR)[::step or 1]
     if documents is not None:
         if documents > len(names):
-            raise InputError(root, f"has {len(names)} documents, {documents} were asked for")
+            taken = f" at step {step}" if step and step > 1 else ""
+            raise InputError(root, f"has {len(names)} documents{taken}, {documents} were "
+                                   "asked for")
         names = names[:documents]
     with atomic_directory(output) as partial:
         for layer in (TOKEN_DIR, RAW_DIR, CHAIN_DIR):
             if not (root / layer).is_dir():
                 continue
             (partial / layer).mkdir()
-            for name in names:
-                shutil.copyfile(root / layer / f"{name}.txt", partial / layer / f"{name}.txt")
+            for number, name in enumerate(names, start=1):
+                shutil.copyfile(root / layer / f"{name}.txt",
+                                partial / layer / f"test-{number}.txt")
     return len(names)

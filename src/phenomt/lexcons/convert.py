@@ -97,7 +97,7 @@ def _command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 
 def _subset_command(args: argparse.Namespace) -> int:
-    n = copy_documents(args.testset, args.output, args.documents)
+    n = copy_documents(args.testset, args.output, args.documents, args.document_step)
     print(f"{args.output}: {n} documents")
     return 0
 
@@ -118,4 +118,6 @@ def register_cli(tree) -> None:
                                    "layer), or all of them", _subset_command)
     p.add_argument("--testset", required=True)
     p.add_argument("--documents", type=int, help="how many (default: all)")
+    p.add_argument("--document-step", type=int,
+                   help="every N-th document, the first included, before --documents")
     p.add_argument("--output", required=True)

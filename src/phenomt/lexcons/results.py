@@ -150,6 +150,13 @@ def _models_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _tcp_sample(tcp: dict[str, dict[str, Any]]) -> str:
+    """How many documents per category TCP was scored on (the same for every system)."""
+    first = next(iter(tcp.values()))
+    counts = [f"{first[c]['documents']} {c}" for c in ("tense", "conjunction", "pronoun")]
+    return f" ({', '.join(counts)} documents)"
+
+
 def _sets_command(args: argparse.Namespace) -> int:
     records: dict[tuple[str, str], dict[str, Any]] = {}
     for key, path in args.ltcr:
@@ -161,7 +168,7 @@ def _sets_command(args: argparse.Namespace) -> int:
     frame = sets_table(records, tcp, args.tcp_set)
     notes = [*args.note, "L-All only: these sets have no annotated chains.",
              "TCP (Sun et al.): geometric mean of the tense, conjunction and pronoun hit "
-             f"rates on {args.tcp_set}." if tcp else "No TCP test configured."]
+             f"rates on {args.tcp_set}{_tcp_sample(tcp)}." if tcp else "No TCP test configured."]
     write_table(frame, args.output_md, args.output_csv,
                 "LTCR on further document-level test sets", notes)
     return 0

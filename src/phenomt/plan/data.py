@@ -8,6 +8,12 @@ from typing import Any
 from phenomt.plan.args import options_json, shell_args
 
 
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, 21st."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
 @dataclass(frozen=True)
 class DataPlan:
     """Paths and settings of the data stages (fetch, unpack, prepare, tokenize, stats)."""
@@ -119,9 +125,15 @@ class DataPlan:
         """The upstream document-id file of a corpus (in its own ``docids`` format)."""
         return self._file_spec_path(self.corpus(name)["docids"])
 
-    def documents(self, name: str) -> int | None:
-        """How many documents of the corpus are kept (``None``: all)."""
-        return self.corpus(name)["documents"]
+    def document_sample(self, name: str, total: str) -> str:
+        """Which of its ``total`` documents a corpus keeps, in words for table notes."""
+        corpus = self.corpus(name)
+        step, documents = corpus["document_step"], corpus["documents"]
+        if step is None or step == 1:
+            return (f"all {total} documents" if documents is None
+                    else f"the first {documents} of its {total} documents")
+        kept = "every" if documents is None else f"the first {documents} of every"
+        return f"{kept} {ordinal(step)} of its {total} documents"
 
     def clean_policy(self, name: str) -> dict[str, Any]:
         """The split's cleaning policy with the corpus's own entries over it."""
@@ -145,6 +157,7 @@ class DataPlan:
             ("--docids", self._file_spec_path(docids) if docids else None),
             ("--docids-format", docids["format"] if docids else None),
             ("--documents", corpus["documents"]),
+            ("--document-step", corpus["document_step"]),
         ])
 
     # --- files -------------------------------------------------------------------------
@@ -183,8 +196,10 @@ class DataPlan:
                 if spec["download"] not in downloads:
                     raise ValueError(f"corpus {name!r} uses undeclared download "
                                      f"{spec['download']!r}")
-            if corpus["documents"] is not None and corpus["docids"] is None:
-                raise ValueError(f"corpus {name!r}: 'documents' needs 'docids'")
+            if corpus["docids"] is None and (corpus["documents"] is not None
+                                             or corpus["document_step"] is not None):
+                raise ValueError(f"corpus {name!r}: 'documents' and 'document_step' need "
+                                 "'docids'")
             if corpus["format"] == "tsv" and set(corpus["columns"] or {}) != set(
                     corpus["langs"]):
                 raise ValueError(f"corpus {name!r}: tsv format needs 'columns' per language")

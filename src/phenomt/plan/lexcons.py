@@ -92,8 +92,10 @@ class LexconsPlan(SectionPlan):
         """The released set: its first documents, chains included; any other corpus:
         converted from its prepared text and document ids (no chains)."""
         if self.is_released(corpus):
+            spec = self.data.corpus(corpus)
             return "subset " + shell_args([("--testset", self.testset_dir()),
-                                           ("--documents", self.data.documents(corpus))])
+                                           ("--documents", spec["documents"]),
+                                           ("--document-step", spec["document_step"])])
         return "convert " + shell_args([("--src", self.data.raw(corpus, "zh")),
                                         ("--ref", self.data.raw(corpus, "en")),
                                         ("--docids", self.data.docids(corpus))])
@@ -134,9 +136,7 @@ class LexconsPlan(SectionPlan):
         corpus = self.released_set()
         if corpus is None:
             return ""
-        documents = self.data.documents(corpus)
-        testset = ("all 310 documents" if documents is None
-                   else f"the first {documents} of its 310 documents")
+        testset = self.data.document_sample(corpus, "310")
         return shell_args([
             ("--ltcr", [f"{s}={self.score_json(corpus, s)}" for s in self.score_systems()]),
             ("--hyp", [f"{s}={self.documents.hyp(s, corpus)}"
@@ -184,7 +184,14 @@ class LexconsPlan(SectionPlan):
         tcp = self.section["tcp"]
         return [self.documents.hyp(system, tcp["corpus"]),
                 self.data.download_path(tcp["reference"]),
-                self.data.download_path(tcp["candidates"]), self.data.docids_file(tcp["corpus"])]
+                self.data.download_path(tcp["candidates"]), self.data.docids_file(tcp["corpus"]),
+                *([self.data.docids(tcp["corpus"])] if self._tcp_sampled() else [])]
+
+    def _tcp_sampled(self) -> bool:
+        """The TCP set is a sample of its documents (a quick run's `documents` or
+        `document_step`)."""
+        corpus = self.data.corpus(self.section["tcp"]["corpus"])
+        return corpus["documents"] is not None or corpus["document_step"] is not None
 
     def tcp_args(self, system: str) -> str:
         tcp = self.section["tcp"]
@@ -192,6 +199,8 @@ class LexconsPlan(SectionPlan):
                            ("--reference", self.data.download_path(tcp["reference"])),
                            ("--candidates", self.data.download_path(tcp["candidates"])),
                            ("--n-sent", self.data.docids_file(tcp["corpus"])),
+                           ("--docids", self.data.docids(tcp["corpus"])
+                            if self._tcp_sampled() else None),
                            ("--tokenize", True)])
 
     def tables(self) -> list[str]:
@@ -219,10 +228,10 @@ class LexconsPlan(SectionPlan):
             if tcp["corpus"] not in self.ltcr_sets():
                 raise ValueError(f"lexcons.tcp.corpus {tcp['corpus']!r} is not a document-level "
                                  "test set of lexcons.models.sentence")
-            if (corpus["docids"]["format"] != "n_sent" or corpus["limit"] is not None
-                    or corpus["documents"] is not None):
-                raise ValueError("lexcons.tcp: the corpus must be the whole Doc2Doc set with "
-                                 "its n_sent document ids (the key covers every document)")
+            if corpus["docids"]["format"] != "n_sent" or corpus["limit"] is not None:
+                raise ValueError("lexcons.tcp: the corpus must be the Doc2Doc set with its "
+                                 "n_sent document ids and whole documents (the key is per "
+                                 "document): use documents or document_step, not limit")
             for key in ("reference", "candidates"):
                 if tcp[key] not in downloads:
                     raise ValueError(f"lexcons.tcp.{key}: undeclared download {tcp[key]!r}")

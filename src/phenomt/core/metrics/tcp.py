@@ -15,6 +15,11 @@ Matching is on tokens: a multi-word alternative must occur as a contiguous token
 inside the window. (The released scorer tests multi-word alternatives as a substring of the
 window's text, which can also match inside longer words; token matching avoids that.)
 Matching is case-sensitive, as in the released scorer.
+
+A quick run may score a sample of whole documents (the corpus's ``document_step`` and
+``documents``): ``--docids`` gives the document id of every hypothesis line, and each
+category's rate is then over its sampled documents only (``documents`` in the result says
+how many).
 """
 
 from __future__ import annotations
@@ -77,6 +82,41 @@ def group_sentences(lines: Sequence[str], counts_path: str | Path) -> list[str]:
     return documents
 
 
+def select_documents(lines: Sequence[str], docids_path: str | Path, counts_path: str | Path
+                     ) -> tuple[list[str], list[int]]:
+    """Join the lines of a sample of whole documents: ``docids_path`` gives each line's
+    document id, as ``corpus docids`` writes them for the ``n_sent`` format
+    (:func:`phenomt.core.corpus.read_docids`). Returns the documents and their 0-based
+    numbers in the full set."""
+    from phenomt.core.corpus import read_docids
+
+    full = read_docids("n_sent", counts_path)
+    order = {doc: n for n, doc in enumerate(dict.fromkeys(full))}
+    sizes = [0] * len(order)
+    for doc in full:
+        sizes[order[doc]] += 1
+    ids = read_lines(docids_path)
+    if len(ids) != len(lines):
+        raise InputError(docids_path, f"{len(ids)} document ids for {len(lines)} hypothesis "
+                                      "lines")
+    documents: list[str] = []
+    selected: list[int] = []
+    start = 0
+    for end, doc in enumerate(ids, start=1):
+        if doc not in order:
+            raise InputError(docids_path, f"document {doc!r} is not in {counts_path}", end)
+        if end < len(ids) and ids[end] == doc:
+            continue
+        number = order[doc]
+        if number in selected or end - start != sizes[number]:
+            raise InputError(docids_path, f"document {doc!r} is not whole: {end - start} "
+                                          f"lines here, {sizes[number]} in {counts_path}", end)
+        documents.append(" ".join(lines[start:end]))
+        selected.append(number)
+        start = end
+    return documents, selected
+
+
 def _contains(window: Sequence[str], phrase: Sequence[str]) -> bool:
     n = len(phrase)
     return any(tuple(window[k:k + n]) == tuple(phrase) for k in range(len(window) - n + 1))
@@ -91,23 +131,34 @@ def item_hit(hypothesis: Sequence[str], reference_length: int, item: Item, windo
 
 def score(hypotheses: Sequence[Sequence[str]], references: Sequence[Sequence[str]],
           candidates: Sequence[Sequence[Item]], groups: Sequence[int] = DEFAULT_GROUPS,
-          window: int = DEFAULT_WINDOW) -> dict[str, Any]:
-    """Hit rates per category and their geometric mean (TCP), all as fractions."""
-    if not len(hypotheses) == len(references) == len(candidates) == sum(groups):
-        raise ValueError(f"{len(hypotheses)} hypothesis, {len(references)} reference and "
-                         f"{len(candidates)} key documents; the groups need {sum(groups)}")
+          window: int = DEFAULT_WINDOW, selected: Sequence[int] | None = None
+          ) -> dict[str, Any]:
+    """Hit rates per category and their geometric mean (TCP), all as fractions.
+    ``selected``: the 0-based document numbers the hypotheses translate, when they are a
+    sample of the set (every document otherwise)."""
+    if not len(references) == len(candidates) == sum(groups):
+        raise ValueError(f"{len(references)} reference and {len(candidates)} key documents; "
+                         f"the groups need {sum(groups)}")
+    selected = list(range(len(references))) if selected is None else list(selected)
+    if len(hypotheses) != len(selected):
+        raise ValueError(f"{len(hypotheses)} hypothesis documents for {len(selected)} "
+                         "selected ones")
+    hypothesis_of = dict(zip(selected, hypotheses, strict=True))
     result: dict[str, Any] = {}
     start = 0
     for category, size in zip(CATEGORIES, groups, strict=True):
-        hits = items = 0
+        hits = items = documents = 0
         for d in range(start, start + size):
+            if d not in hypothesis_of:
+                continue
             if not references[d]:
                 raise ValueError(f"reference document {d + 1} is empty")
+            documents += 1
             items += len(candidates[d])
-            hits += sum(item_hit(hypotheses[d], len(references[d]), item, window)
+            hits += sum(item_hit(hypothesis_of[d], len(references[d]), item, window)
                         for item in candidates[d])
         result[category] = {"hits": hits, "items": items, "rate": hits / items if items else None,
-                            "documents": size}
+                            "documents": documents}
         start += size
     rates = [result[c]["rate"] for c in CATEGORIES]
     result["tcp"] = (None if any(r is None for r in rates)
@@ -119,15 +170,22 @@ def score(hypotheses: Sequence[Sequence[str]], references: Sequence[Sequence[str
 
 def score_files(hyp: str | Path, reference: str | Path, candidates: str | Path,
                 n_sent: str | Path | None = None, tokenize: bool = False,
-                groups: Sequence[int] = DEFAULT_GROUPS, window: int = DEFAULT_WINDOW
-                ) -> dict[str, Any]:
-    """TCP of a hypothesis file: one document a line, or sentences grouped by ``n_sent``."""
+                groups: Sequence[int] = DEFAULT_GROUPS, window: int = DEFAULT_WINDOW,
+                docids: str | Path | None = None) -> dict[str, Any]:
+    """TCP of a hypothesis file: one document a line, or sentences grouped by ``n_sent``
+    (every document of the set), or by ``docids`` and ``n_sent`` (a sample of whole
+    documents, see :func:`select_documents`)."""
     lines = read_lines(hyp)
-    if n_sent is not None:
+    selected = None
+    if docids is not None:
+        if n_sent is None:
+            raise ValueError("docids need the set's n_sent file")
+        lines, selected = select_documents(lines, docids, n_sent)
+    elif n_sent is not None:
         lines = group_sentences(lines, n_sent)
     refs = read_lines(reference)
     keys = parse_candidates(candidates)
-    if len(lines) != len(refs):
+    if selected is None and len(lines) != len(refs):
         raise InputError(hyp, f"has {len(lines)} documents but {reference} has {len(refs)}")
     if len(keys) != len(refs):
         raise InputError(candidates, f"has {len(keys)} documents but {reference} has "
@@ -145,14 +203,14 @@ def score_files(hyp: str | Path, reference: str | Path, candidates: str | Path,
             if item.position >= len(doc):
                 raise InputError(candidates, f"position {item.position} beyond the "
                                              f"{len(doc)} reference tokens", number)
-    result = score(hyp_docs, ref_docs, keys, groups, window)
+    result = score(hyp_docs, ref_docs, keys, groups, window, selected)
     result["hyp_tokenization"] = "sacremoses (en)" if tokenize else "whitespace"
     return result
 
 
 def _command(args: argparse.Namespace) -> int:
     result = score_files(args.hyp, args.reference, args.candidates, args.n_sent, args.tokenize,
-                         tuple(args.groups), args.window)
+                         tuple(args.groups), args.window, args.docids)
     result["hyp"] = str(args.hyp)
     write_json(args.output, result)
     return 0
@@ -168,6 +226,9 @@ def register_cli(tree) -> None:
                                                       "(doc.en.tok)")
     p.add_argument("--candidates", required=True, help="the key (doc.en.candidates)")
     p.add_argument("--n-sent", help="sentences per document (doc.n_sent) for a sentence file")
+    p.add_argument("--docids", help="document id of every hypothesis line (`corpus docids` of "
+                                    "the n_sent file): the hypothesis is a sample of whole "
+                                    "documents; needs --n-sent")
     p.add_argument("--tokenize", action="store_true",
                    help="tokenize the hypothesis with sacremoses first")
     p.add_argument("--groups", type=int, nargs=3, default=list(DEFAULT_GROUPS),
