@@ -141,8 +141,9 @@ def cpu(config: dict) -> dict:
         "newstest2017.zh-en", "newstest2018.zh-en", "newstest2019.zh-en", "pdc.sample"]
     docs = config["lexcons"]["models"]
     docs["train"] = ["pdc.sample"]
-    docs["doc_transformer"]["training"].update(max_update=400)
+    docs["doc_transformer"]["training"].update(max_update=400, warmup_updates=50)
     docs["concat"].pop("decode")
+    docs["concat"]["training"].pop("max_update")
     for corpus in config["corpora"].values():
         for key in ("documents", "document_step", "limit"):
             corpus.pop(key, None)

@@ -39,7 +39,9 @@ rule align_apply:
         gdfa=f"{OUT}/ldd/align/{{direction}}/{{lcorpus}}.gdfa",
     params:
         model_dir=lambda w, input: os.path.dirname(input.model),
-    threads: 2
+    # forward and reverse one after the other: applying a trained model to a test set takes
+    # seconds, and a 2-thread job would wait for both cores of a 2-core machine
+    threads: 1
     log:
         f"{OUT}/logs/align_apply/{{direction}}.{{lcorpus}}.log",
     benchmark:

@@ -86,6 +86,7 @@ use rule binarize as doc_binarize with:
         directory(f"{OUT}/docmodels/{{docmodel}}/bin"),
     params:
         args=lambda w: PLAN.documents.binarize_args(w.docmodel),
+    threads: lambda w: PLAN.documents.resource("threads")
     log:
         f"{OUT}/logs/binarize/{{docmodel}}.log",
     benchmark:

@@ -50,6 +50,7 @@ use rule binarize as nat_binarize_distilled with:
         directory(f"{OUT}/nat/{{teacher}}/bin-distilled"),
     params:
         args=lambda w: PLAN.nat.binarize_distilled_args(w.teacher),
+    threads: lambda w: PLAN.models.resource(w.teacher, "threads")
     log:
         f"{OUT}/logs/nat_binarize/{{teacher}}.log",
     benchmark:

@@ -14,7 +14,9 @@ rule binarize:
         directory(f"{OUT}/models/{{model}}/bin"),
     params:
         args=lambda w: PLAN.models.binarize_args(w.model),
-    threads: 2
+    # the model's threads: a fixed 2 would wait for both cores of a 2-core machine while a
+    # one-thread training holds one of them
+    threads: lambda w: PLAN.models.resource(w.model, "threads")
     log:
         f"{OUT}/logs/binarize/{{model}}.log",
     benchmark:
@@ -52,6 +54,8 @@ rule train:
         seed=lambda w: PLAN.models.seed(w.model),
         save_dir=lambda w, output: f"{os.path.dirname(output[0])}/checkpoints",
     threads: lambda w: PLAN.models.resource(w.model, "threads")
+    # the NAT and locality chains wait for the trained models: start them first
+    priority: 5
     resources:
         mem_mb=lambda w: PLAN.models.resource(w.model, "mem_mb"),
         runtime=lambda w: PLAN.models.resource(w.model, "runtime"),
