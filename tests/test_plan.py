@@ -115,9 +115,13 @@ def test_document_models_build_on_the_sentence_model(plan):
     assert step2["arch"] == "doc_transformer" and step2["task"] == "translation_doc"
     assert step2["encoder_embed_dim"] == 128 and step2["doc_freeze_sentence_params"] is True
     assert step2["finetune_from_model"] == plan.models.checkpoint("transformer.zh-en")
-    assert step2["max_update"] == 200  # its own setting over the sentence model's
+    # their own settings over the sentence model's
+    own = plan.config["lexcons"]["models"]
+    assert step2["max_update"] == own["doc_transformer"]["training"]["max_update"]
     concat = docs.train_options("concat")
     assert concat["arch"] == "transformer" and "finetune_from_model" not in concat
+    assert concat["max_tokens"] == own["concat"]["training"]["max_tokens"] != \
+        plan.models.settings("transformer.zh-en")["training"]["max_tokens"]
     # the Doc-Transformer reuses the sentence model's subwords and dictionary
     assert "--dict-dir results/models/transformer.zh-en/bin" in docs.binarize_args(
         "doc-transformer")
