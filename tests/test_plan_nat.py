@@ -107,7 +107,7 @@ def test_training_uses_every_gpu_and_decoding_one(config):
 
 def test_decode_options(plan):
     ar = plan.nat.decode_options(TEACHER, "ar")
-    assert ar == plan.models.decode_options(TEACHER) and ar["beam"] == 5
+    assert ar == plan.models.decode_options(TEACHER) and ar["beam"] == 1  # smoke: greedy
     cmlm = plan.nat.decode_options(TEACHER, "cmlm.raw")
     assert cmlm["iter_decode_max_iter"] == 0 and cmlm["iter_decode_with_beam"] == 5
     assert cmlm["batch_size"] == plan.config["nat"]["decode"]["batch_size"]
@@ -163,6 +163,9 @@ def test_speed_settings(config, plan):
     assert plan.nat.speed_corpus(TEACHER) == "newstest2013.de-en"
     sentences = config["nat"]["speed"]["sentences"]
     assert f"first {sentences} sentences" in plan.nat.speed_notes()[0]
+    assert "AR: the teacher's greedy search" in plan.nat.speed_notes()[0]
+    config["defaults"]["decode"]["beam"] = 4
+    assert "AR: the teacher's beam search, beam 4" in Plan(config).nat.speed_notes()[0]
 
 
 def test_scale_notes_state_updates_and_size(config, plan):

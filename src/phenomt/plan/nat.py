@@ -310,8 +310,9 @@ class NatPlan(SectionPlan):
                             for t in self.teachers)
         alone = ("; each measurement ran with no other pipeline job beside it"
                  if speed["exclusive"] else "")
+        search = _search(self.decode_options(self.teachers[0], AR_SYSTEM))
         return [f"The first {speed['sentences']} sentences of {corpora}; NAT models trained "
-                f"on {self.speed_data()} data; AR: the teacher's beam search"
+                f"on {self.speed_data()} data; AR: the teacher's {search}"
                 f"{alone}."]
 
     def all_speeds(self) -> list[str]:
@@ -413,8 +414,7 @@ class NatPlan(SectionPlan):
 
     def _distill_description(self, teacher: str) -> str:
         options = self.distill_options(teacher)
-        beam = int(fairseq_value(options, "beam"))
-        text = "greedy search" if beam == 1 else f"beam search, beam {beam}"
+        text = _search(options)
         if "max_len_a" in options or "max_len_b" in options:
             text += (f", at most {fairseq_value(options, 'max_len_a')} x source length + "
                      f"{fairseq_value(options, 'max_len_b')} tokens")
@@ -487,3 +487,9 @@ class NatPlan(SectionPlan):
         if files.get("dicts"):
             args.append(f"--embeddings-dict {files['dicts']}/dict.tgt.txt")
         return " ".join(args)
+
+
+def _search(options: dict[str, Any]) -> str:
+    """fairseq-generate's search in words."""
+    beam = int(fairseq_value(options, "beam"))
+    return "greedy search" if beam == 1 else f"beam search, beam {beam}"
