@@ -75,7 +75,9 @@ def test_train_options_layer_recipe_training_and_model_overrides(plan):
     assert cmlm["save_interval_updates"] == plan.config["nat"]["training"]["save_interval_updates"]
     dat = plan.nat.train_options(TEACHER, "dat.distilled")
     assert dat["max_update"] == plan.config["nat"]["model_overrides"]["dat"]["max_update"]
-    assert dat["user_dir"].endswith("fairseq_ext") and dat["max_tokens"] == 2048  # recipe
+    assert dat["user_dir"].endswith("fairseq_ext") and dat["dat_upsample_scale"] == 8  # recipe
+    assert dat["max_tokens"] == plan.config["nat"]["model_overrides"]["dat"].get("max_tokens",
+                                                                              2048)
     oaxe = plan.nat.train_options(TEACHER, "cmlm_oaxe.distilled")
     assert oaxe["criterion"] == "phenomt_oaxe"
     assert oaxe["finetune_from_model"] == f"{NAT}/cmlm.distilled/model.pt"  # same data
