@@ -3,6 +3,7 @@ import pytest
 from phenomt.core.nmt import fairseq_options
 from phenomt.plan import Plan, load_config, validate_config
 from phenomt.plan.args import shell_args
+from phenomt.plan.data import ordinal
 from tests.conftest import ROOT
 
 
@@ -152,6 +153,19 @@ def test_document_models_need_document_ids():
     config["corpora"]["doc2doc.test"]["limit"] = 300
     with pytest.raises(ValueError, match="lexcons.tcp: .* whole documents"):
         Plan(config).check()
+
+
+def test_ordinals_and_document_samples_in_words():
+    assert [ordinal(n) for n in (1, 2, 3, 4, 10, 11, 12, 13, 21, 102, 111)] == [
+        "1st", "2nd", "3rd", "4th", "10th", "11th", "12th", "13th", "21st", "102nd", "111th"]
+    config = load_config(ROOT / "config" / "config.yaml")
+    data = Plan(config).data
+    assert data.document_sample("doc2doc.test", "148") == "every 10th of its 148 documents"
+    config["corpora"]["doc2doc.test"].update(document_step=None, documents=None)
+    assert Plan(config).data.document_sample("doc2doc.test", "148") == "all 148 documents"
+    config["corpora"]["doc2doc.test"].update(document_step=3, documents=7)
+    assert Plan(config).data.document_sample("doc2doc.test", "148") == \
+        "the first 7 of every 3rd of its 148 documents"
 
 
 def test_tcp_of_a_document_sample_reads_the_sampled_ids():

@@ -10,7 +10,8 @@ from phenomt.plan.args import options_json, shell_args
 
 def ordinal(n: int) -> str:
     """1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, 21st."""
-    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    last = n % 10
+    suffix = ("th", "st", "nd", "rd")[last] if last < 4 and not 10 <= n % 100 <= 20 else "th"
     return f"{n}{suffix}"
 
 
