@@ -54,7 +54,7 @@ def mirror() -> Path:
 
 
 def require_long_runs(what: str) -> None:
-    """Whole-pipeline reruns beyond the cluster test (the tiny config killed with SIGKILL and
+    """Whole-pipeline reruns (the tiny config on a SLURM test cluster, a run killed and
     resumed) cost one more tiny run each: they run when $PHENOMT_LONG_TESTS is set."""
     if not os.environ.get("PHENOMT_LONG_TESTS"):
         pytest.skip(f"{what}: a further run of the tiny config; set PHENOMT_LONG_TESTS=1")

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from phenomt.plan import Plan, load_config
-from tests.conftest import ROOT, TINY_CONFIG, run_snakemake, tiny_workdir
+from tests.conftest import ROOT, TINY_CONFIG, require_long_runs, run_snakemake, tiny_workdir
 from tests.runs import differing_tables
 from tests.slurm_cluster import (
     SlurmCluster,
@@ -43,6 +43,7 @@ def skip_or_fail(message: str) -> None:
 # skips should skip before the reference run is made for it.
 @pytest.fixture(scope="session")
 def slurm_cluster(tmp_path_factory) -> Iterator[SlurmCluster]:
+    require_long_runs("the tiny config on a SLURM cluster")
     reason = unavailable_reason()
     if reason is not None:
         skip_or_fail(f"no SLURM test cluster: {reason}")
