@@ -208,18 +208,25 @@ def test_checkpoints_are_ranked_averaged_and_timed(tmp_path):
 
     data_bin = build_data_bin(tmp_path)
     save_dir = tmp_path / "cmlm"
-    train("cmlm", data_bin, save_dir, max_update=4, save_interval_updates=2,
+    train("cmlm", data_bin, save_dir, max_update=4, save_interval_updates=1,
           keep_interval_updates=5)
     candidates = checkpoint_candidates(save_dir)
     updates = [u for _, u in candidates]
-    assert updates == sorted(set(updates)) and updates[-1] == 4  # one per update count
+    assert updates == [1, 2, 3, 4]  # one per update count
     reference = tmp_path / "raw" / "valid.tgt"
     options = {**generate_options("cmlm"), "batch_size": 3}
     output = tmp_path / "model.pt"
     record = select_and_average(save_dir, data_bin, options, reference, 2, output)
-    assert len(record["candidates"]) == len(candidates)
+    assert record["ranked"] and len(record["candidates"]) == len(candidates)
     bleus = [c["bleu"] for c in record["candidates"]]
     assert bleus == sorted(bleus, reverse=True)
+    # As many kept as averaged: all of them, latest first, and none decoded.
+    unranked = select_and_average(save_dir, data_bin, options, reference, 4,
+                                  tmp_path / "all.pt")
+    assert not unranked["ranked"]
+    assert [c["updates"] for c in unranked["candidates"]] == [4, 3, 2, 1]
+    assert [c["bleu"] for c in unranked["candidates"]] == [None] * 4
+    assert len(unranked["averaged"]) == 4
     assert record["averaged"] == [c["checkpoint"] for c in record["candidates"][:2]]
     chosen = [torch.load(save_dir / name, map_location="cpu", weights_only=False)["model"]
               for name in record["averaged"]]

@@ -5,8 +5,9 @@ tables, as ``phenomt nat ...`` commands.
 - ``phenomt nat average``: fairseq's built-in ``--eval-bleu`` does not work with the
   ``translation_lev`` family of tasks, so the best checkpoints are chosen here: every kept
   checkpoint (interval checkpoints, the last and the best by validation loss, one per update
-  count) decodes the validation set, is scored with BLEU, and the best N are averaged. The
-  ranking goes to a JSON file.
+  count) decodes the validation set, is scored with BLEU, and the best N are averaged (when
+  no more than N are kept, all are averaged without decoding any). The ranking goes to a JSON
+  file.
 - ``phenomt nat speed``: sentences per second and latency at several batch sizes, from
   fairseq-generate's own inference timer (model loading and data reading excluded).
 - ``phenomt table nat-results|nat-speed|nat-agreement``: Tables 5 and 10, the
@@ -187,16 +188,28 @@ def select_and_average(directory: str | Path, data_bin: str | Path,
                        options: Mapping[str, Any], reference: str | Path, top: int,
                        output: str | Path) -> dict[str, Any]:
     """Rank the checkpoints of ``directory`` on the validation set and average the best
-    ``top`` of them (all when fewer are kept) into ``output``; returns the record."""
+    ``top`` of them (all when fewer are kept) into ``output``; returns the record.
+
+    When no more than ``top`` checkpoints are kept, all of them are averaged whatever their
+    rank, so none is decoded: their ``bleu`` is null and ``ranked`` false (the same model,
+    without a validation decode per checkpoint).
+    """
     if top < 1:
         raise ValueError("top must be at least 1")
     references = read_lines(reference)
-    ranking = rank_checkpoints(directory, data_bin, options, references)
-    if not ranking:
+    candidates = checkpoint_candidates(directory)
+    if not candidates:
         raise InputError(directory, "no fairseq checkpoints to choose from")
+    ranked = len(candidates) > top
+    if ranked:
+        ranking = rank_checkpoints(directory, data_bin, options, references)
+    else:
+        log.info("%d checkpoints kept, %d averaged: no ranking needed", len(candidates), top)
+        ranking = [{"checkpoint": path.name, "updates": updates, "bleu": None}
+                   for path, updates in reversed(candidates)]
     chosen = ranking[:top]
     average_checkpoints([Path(directory) / r["checkpoint"] for r in chosen], output)
-    return {"metric": SELECTION_METRIC, "top": top, "candidates": ranking,
+    return {"metric": SELECTION_METRIC, "top": top, "ranked": ranked, "candidates": ranking,
             "averaged": [r["checkpoint"] for r in chosen],
             "validation_sentences": len(references)}
 

@@ -399,7 +399,8 @@ class NatPlan(SectionPlan):
             *trained,
             f"NAT models: {self.scale} recipe, {size}, up to {tokens} tokens per update; "
             f"{'; '.join(parts)}; the best {self.average} of the kept checkpoints "
-            f"(interval, last, best by loss) by validation BLEU averaged; seed "
+            f"(interval, last, best by loss) by validation BLEU averaged (all of them, unranked, "
+            f"when no more are kept); seed "
             f"{self.seed}.",
             f"Distilled data: the teacher's translation of its own training source "
             f"({self._distill_description(teacher)}), binarized with the teacher's "
