@@ -625,6 +625,24 @@ def test_cli_select_score_control_and_tables(tmp_path: Path) -> None:
         assert run_cli(["table", f"ldd-{table}", *inputs, "--md", str(md),
                         "--csv", str(csv_path)]) == 0
         assert md.read_text(encoding="utf-8").startswith("# ") and csv_path.is_file()
+    # One file for the baseline and every set: the same records as one command per set.
+    together = tmp_path / "all.json"
+    assert run_cli(["ldd", "score-sets", *common, "--hyp", str(hyps), "--ref", str(refs),
+                    "--set", f"particle.ge1={ids}", "--output", str(together)]) == 0
+    bundle = json.loads(together.read_text())
+    assert bundle["schema"] == "phenomt.ldd.scores/1"
+    assert bundle["records"] == [baseline, score]
+    from_bundle, md = tmp_path / "bundle.csv", tmp_path / "bundle.md"
+    assert run_cli(["table", "ldd-bleu", "--scores", str(together), "--md", str(md),
+                    "--csv", str(from_bundle)]) == 0
+    assert from_bundle.read_text() == (tmp_path / "bleu.csv").read_text()
+    for bad, message in (("particle=x.ids", "expected PHENOMENON.BIN=PATH"),
+                         ("baseline.all=x.ids", "not the baseline"),
+                         ("particle.ge0=x.ids", "bad distance bin")):
+        with pytest.raises(InputError, match=message):
+            run_cli(["ldd", "score-sets", *common, "--hyp", str(hyps), "--ref", str(refs),
+                     "--set", bad, "--output", str(tmp_path / "x.json")])
+    assert not (tmp_path / "x.json").exists()
     with pytest.raises(InputError, match="command line: bad distance bin 'ge0'"):
         run_cli([*control_args, "--bin", "ge0", "--output", str(tmp_path / "x.json")])
     with pytest.raises(InputError, match="not a phenomt.ldd.score/1 record"):

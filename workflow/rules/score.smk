@@ -5,18 +5,17 @@
 
 rule ldd_score:
     input:
-        unpack(lambda w: PLAN.ldd.set_inputs(w.model, w.lcorpus, w.setname)),
+        unpack(lambda w: PLAN.ldd.scores_inputs(w.model, w.lcorpus)),
     output:
-        f"{OUT}/ldd/scores/{{model}}/{{lcorpus}}/{{setname}}.json",
+        f"{OUT}/ldd/scores/{{model}}/{{lcorpus}}.json",
     params:
-        set=lambda w: PLAN.ldd.set_args(w.model, w.lcorpus, w.setname),
-        ids=lambda w, input: f"--ids {input.ids}" if "ids" in input.keys() else "",
+        sets=lambda w: PLAN.ldd.scores_args(w.model, w.lcorpus),
     log:
-        f"{OUT}/logs/ldd_score/{{model}}.{{lcorpus}}.{{setname}}.log",
+        f"{OUT}/logs/ldd_score/{{model}}.{{lcorpus}}.log",
     conda:
         ENV
     shell:
-        "phenomt ldd score {params.set} --hyp {input.hyp} --ref {input.ref} {params.ids}"
+        "phenomt ldd score-sets {params.sets} --hyp {input.hyp} --ref {input.ref}"
         " --output {output} > {log} 2>&1"
 
 

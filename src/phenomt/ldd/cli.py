@@ -29,6 +29,7 @@ from phenomt.ldd.sets import (
     CONTROL_SCHEMA,
     PHENOMENA,
     SCORE_SCHEMA,
+    SCORES_SCHEMA,
     SetKey,
     check_parallel,
     check_selection,
@@ -100,6 +101,39 @@ def _cmd_score(args: argparse.Namespace) -> int:
     ribes = f", RIBES {record['ribes']['score']}" if record["ribes"] else ""
     print(f"{key} ({args.model}): {record['sentences']} sentences, BLEU "
           f"{record_bleu(record)}{ribes} -> {args.output}", file=sys.stderr)
+    return 0
+
+
+def _set_assignment(corpus: str, direction: str, item: str) -> tuple[SetKey, str]:
+    """``PHENOMENON.BIN=PATH`` of ``ldd score-sets --set`` → the set and its ids file."""
+    name, sep, path = item.partition("=")
+    phenomenon, dot, label = name.partition(".")
+    if not (sep and dot and path):
+        raise InputError("--set", f"bad value {item!r}: expected PHENOMENON.BIN=PATH")
+    try:
+        return SetKey(corpus, direction, phenomenon, label), path
+    except ValueError as err:
+        raise InputError("--set", f"{item!r}: {err}") from None
+
+
+def _cmd_score_sets(args: argparse.Namespace) -> int:
+    full_hyp, full_ref = read_lines(args.hyp), read_lines(args.ref)
+    check_parallel([args.hyp, args.ref], [full_hyp, full_ref])
+    sets = [_set_assignment(args.corpus, args.direction, item) for item in args.set]
+    keys = [key for key, _ in sets]
+    if len(set(keys)) != len(keys) or any(k.phenomenon == BASELINE for k in keys):
+        raise InputError("--set", "each set once, and not the baseline (always scored)")
+    baseline = SetKey(args.corpus, args.direction, BASELINE, "all")
+    records = [score_set(baseline, args.model, full_hyp, full_ref, len(full_hyp), args.tokenize,
+                         args.lowercase)]
+    for key, path in sets:
+        ids = read_ids(path)
+        records.append(score_set(key, args.model, select_lines(full_hyp, ids, path, args.hyp),
+                                 select_lines(full_ref, ids, path, args.ref), len(full_hyp),
+                                 args.tokenize, args.lowercase))
+    write_json(args.output, {"schema": SCORES_SCHEMA, "records": records})
+    print(f"{args.corpus}/{args.direction} ({args.model}): baseline BLEU "
+          f"{record_bleu(records[0])} and {len(sets)} sets -> {args.output}", file=sys.stderr)
     return 0
 
 
@@ -256,6 +290,19 @@ def register_cli(tree: CommandTree) -> None:
     p.add_argument("--ribes-hyp", help="pre-tokenized hypotheses for RIBES (same lines as --hyp)")
     p.add_argument("--ribes-ref", help="pre-tokenized references for RIBES (same lines as --ref)")
     p.add_argument("--output", required=True, help="score JSON")
+
+    p = tree.add("ldd score-sets", "Score the baseline and every given set of one corpus "
+                                   "for one model (as ldd score), into one JSON file",
+                 _cmd_score_sets)
+    p.add_argument("--model", required=True, help="model name shown in the tables")
+    p.add_argument("--corpus", required=True, help="corpus (domain) name, e.g. news")
+    p.add_argument("--direction", required=True, help="translation direction, e.g. de-en")
+    p.add_argument("--hyp", required=True, help="full-corpus hypotheses")
+    p.add_argument("--ref", required=True, help="full-corpus references")
+    p.add_argument("--set", nargs="*", default=[], metavar="PHENOMENON.BIN=IDS",
+                   help="a set and its .ids file, e.g. particle.ge1=path.ids")
+    _add_bleu_options(p)
+    p.add_argument("--output", required=True, help="JSON file of the score records")
 
     p = tree.add("ldd control", "Length-matched random control: the set's BLEU against random "
                                 "corpora of matching source lengths, as JSON", _cmd_control)

@@ -35,6 +35,8 @@ from phenomt.ldd.extract import (
 BASELINE = "baseline"
 PHENOMENA: tuple[str, ...] = (*LEXICAL_PHENOMENA, REORDER, BASELINE)
 SCORE_SCHEMA = "phenomt.ldd.score/1"
+#: Several score records in one file: ``{"schema": ..., "records": [<score record>, ...]}``.
+SCORES_SCHEMA = "phenomt.ldd.scores/1"
 CONTROL_SCHEMA = "phenomt.ldd.control/1"
 _BIN = re.compile(r"all|ge([0-9]+)|eq([0-9]+)")
 _DIRECTION = re.compile(r"[a-z]{2,3}-[a-z]{2,3}")

@@ -28,6 +28,8 @@ from phenomt.ldd.extract import REORDER
 from phenomt.ldd.sets import (
     BASELINE,
     PHENOMENA,
+    SCORE_SCHEMA,
+    SCORES_SCHEMA,
     SetKey,
     bin_order,
     bin_title,
@@ -88,17 +90,25 @@ def _comparability(table: str) -> str:
 
 
 def load_records(paths: Iterable[str | os.PathLike[str]], schema: str) -> list[dict[str, Any]]:
-    """Read score or control records, checking their schema and set name."""
+    """Read score or control records, checking their schema and set name. A file of several
+    score records (``ldd score-sets``) gives all of them."""
     records = []
     for path in paths:
-        record = load_json(path)
-        if not isinstance(record, dict) or record.get("schema") != schema:
-            raise InputError(path, f"not a {schema} record")
-        try:
-            record_key(record)
-        except (KeyError, TypeError, ValueError) as err:
-            raise InputError(path, f"bad set name in record: {err}") from None
-        records.append(record)
+        data = load_json(path)
+        found = [data]
+        if schema == SCORE_SCHEMA and isinstance(data, dict) \
+                and data.get("schema") == SCORES_SCHEMA:
+            found = data.get("records")
+            if not isinstance(found, list):
+                raise InputError(path, f"a {SCORES_SCHEMA} file without a list of records")
+        for record in found:
+            if not isinstance(record, dict) or record.get("schema") != schema:
+                raise InputError(path, f"not a {schema} record")
+            try:
+                record_key(record)
+            except (KeyError, TypeError, ValueError) as err:
+                raise InputError(path, f"bad set name in record: {err}") from None
+            records.append(record)
     return records
 
 

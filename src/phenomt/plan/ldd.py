@@ -202,8 +202,11 @@ class LddPlan(SectionPlan):
     def scoring_cards(self) -> list[str]:
         return self.models.cards([m for m, _ in self.scoring_models()])
 
-    def score_json(self, model: str, lcorpus: str, setname: str) -> str:
-        return f"{self.out}/ldd/scores/{model}/{lcorpus}/{setname}.json"
+    def score_json(self, model: str, lcorpus: str) -> str:
+        """The scores of every set of a corpus (and its baseline) for one model, in one file:
+        one job per model and corpus rather than one per set, whose start-up would cost more
+        than the scoring."""
+        return f"{self.out}/ldd/scores/{model}/{lcorpus}.json"
 
     def control_json(self, model: str, lcorpus: str, setname: str) -> str:
         return f"{self.out}/ldd/control/{model}/{lcorpus}/{setname}.json"
@@ -224,6 +227,24 @@ class LddPlan(SectionPlan):
             files["ids"] = f"{self.set_prefix(lcorpus, direction, setname)}.ids"
         return files
 
+    def scores_inputs(self, model: str, lcorpus: str) -> dict[str, str | list[str]]:
+        """Files to score every set of a corpus: as :meth:`set_inputs` of the baseline, with
+        the ``ids`` of every set."""
+        files: dict[str, str | list[str]] = dict(self.set_inputs(model, lcorpus, BASELINE_SET))
+        del files["src_tok"]
+        direction = self.models.direction(model)
+        files["ids"] = [f"{self.set_prefix(lcorpus, direction, s)}.ids"
+                        for s in self.sets(direction)]
+        return files
+
+    def scores_args(self, model: str, lcorpus: str) -> str:
+        """The sets ``phenomt ldd score-sets`` scores, besides the baseline, as arguments."""
+        direction = self.models.direction(model)
+        return shell_args([("--model", model), ("--corpus", lcorpus),
+                           ("--direction", direction), ("--tokenize", self.tokenize),
+                           ("--set", [f"{s}={self.set_prefix(lcorpus, direction, s)}.ids"
+                                      for s in self.sets(direction)])])
+
     def set_args(self, model: str, lcorpus: str, setname: str) -> str:
         """The set a score or control is about, as command arguments."""
         phenomenon, label = setname.split(".")
@@ -243,12 +264,8 @@ class LddPlan(SectionPlan):
         return [*lexical, f"reorder.ge{self.reorder_distance}"]
 
     def all_scores(self) -> list[str]:
-        out = []
-        for model, direction in self.scoring_models():
-            for lcorpus in self.corpora:
-                out.append(self.score_json(model, lcorpus, BASELINE_SET))
-                out += [self.score_json(model, lcorpus, s) for s in self.sets(direction)]
-        return out
+        return [self.score_json(model, lcorpus) for model, _ in self.scoring_models()
+                for lcorpus in self.corpora]
 
     def all_controls(self) -> list[str]:
         return [self.control_json(m, c, s) for m, d in self.scoring_models()
