@@ -365,6 +365,25 @@ def test_cli_extract_lexical(tmp_path: Path) -> None:
     assert read(Path(f"{prefix}.src_marked")) == "Er *ruft* sie morgen *an* .\n"
 
 
+def test_cli_extracts_several_bins_as_one_bin_at_a_time(tmp_path: Path) -> None:
+    common = ["extract", "lexical", "--conllu", str(DE), "--phenomenon", "particle", "--lang",
+              "de", "--src", str(DE_SRC), "--ref", str(DE_REF)]
+    assert run_cli([*common, "--bins", "all", "ge1", "eq2", "eq3",
+                    "--out-prefix", str(tmp_path / "many")]) == 0
+    for label, options in (("all", []), ("ge1", ["--min-distance", "1"]),
+                           ("eq2", ["--min-distance", "2", "--exact"]),
+                           ("eq3", ["--min-distance", "3", "--exact"])):
+        assert run_cli([*common, *options, "--out-prefix", str(tmp_path / f"one.{label}")]) == 0
+        for ext in (".src", ".ref", ".ids", ".src_marked", ".conllu"):
+            assert read(tmp_path / f"many.{label}{ext}") == read(tmp_path / f"one.{label}{ext}")
+    assert read(tmp_path / "many.eq2.ids") == "1\n"
+    assert read(tmp_path / "many.eq3.ids") == "9\n"  # ruft (mich heute Abend) zurück
+    for bad in (["--bins", "ge0"], ["--bins", "ge1", "--min-distance", "1"]):
+        with pytest.raises(InputError, match="--bins"):
+            run_cli([*common, *bad, "--out-prefix", str(tmp_path / "bad")])
+    assert not list(tmp_path.glob("bad*"))
+
+
 def test_cli_stranding_on_german_fails(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     code = run_cli(["extract", "lexical", "--conllu", str(DE), "--phenomenon",
                     "preposition-stranding", "--lang", "de", "--out-prefix", str(tmp_path / "p")])

@@ -58,15 +58,14 @@ def test_check_catches_bad_references(plan):
 
 
 def test_ldd_sets_follow_the_source_language(plan):
-    from phenomt.plan.ldd import bin_arguments
+    from phenomt.ldd.extract import LEXICAL_BINS as EXTRACTION_BINS
+    from phenomt.plan.ldd import LEXICAL_BINS
 
     de_sets, en_sets = plan.ldd.sets("de-en"), plan.ldd.sets("en-de")
     assert not any(s.startswith("preposition-stranding") for s in de_sets)
     assert "preposition-stranding.ge1" in en_sets
     assert de_sets[-1] == "reorder.ge5" and len(de_sets) == 2 * 10 + 1
-    assert bin_arguments("all") == "--min-distance 0"
-    assert bin_arguments("ge2") == "--min-distance 2"
-    assert bin_arguments("eq3") == "--min-distance 3 --exact"
+    assert [b.label for b in EXTRACTION_BINS] == LEXICAL_BINS
     assert plan.ldd.set_key("news", "en-de", "particle.ge1") == "news/en-de/particle/ge1"
 
 

@@ -1,31 +1,29 @@
 # Challenge-set extraction: lexical LDD from the source parse, reordering LDD from alignments.
 
 
+# One job per phenomenon extracts the sets of every distance bin from one reading of the parse.
 rule extract_lexical:
     input:
         conllu=lambda w: PLAN.ldd.conllu(w.lcorpus, w.direction),
         src=lambda w: PLAN.ldd.source(w.lcorpus, w.direction, tokenized=False),
         ref=lambda w: PLAN.ldd.target(w.lcorpus, w.direction, tokenized=False),
     output:
-        multiext(
-            f"{OUT}/ldd/sets/{{lcorpus}}/{{direction}}/{{phen}}.{{lbin}}",
-            ".src",
-            ".ref",
-            ".ids",
-            ".src_marked",
-            ".conllu",
+        expand(
+            f"{OUT}/ldd/sets/{{{{lcorpus}}}}/{{{{direction}}}}/{{{{phen}}}}.{{lbin}}{{ext}}",
+            lbin=LEXICAL_BINS,
+            ext=[".src", ".ref", ".ids", ".src_marked", ".conllu"],
         ),
     params:
         lang=lambda w: PLAN.ldd.source_lang(w.direction),
-        bin=lambda w: bin_arguments(w.lbin),
-        prefix=lambda w, output: output[0].removesuffix(".src"),
+        bins=" ".join(LEXICAL_BINS),
+        prefix=lambda w: f"{OUT}/ldd/sets/{w.lcorpus}/{w.direction}/{w.phen}",
     log:
-        f"{OUT}/logs/extract/{{lcorpus}}.{{direction}}.{{phen}}.{{lbin}}.log",
+        f"{OUT}/logs/extract/{{lcorpus}}.{{direction}}.{{phen}}.log",
     conda:
         ENV
     shell:
         "phenomt extract lexical --conllu {input.conllu} --phenomenon {wildcards.phen}"
-        " {params.bin} --lang {params.lang} --src {input.src} --ref {input.ref}"
+        " --bins {params.bins} --lang {params.lang} --src {input.src} --ref {input.ref}"
         " --out-prefix {params.prefix} > {log} 2>&1"
 
 

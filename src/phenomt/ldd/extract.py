@@ -271,26 +271,42 @@ def extract_lexical(conllu_path: str | os.PathLike[str], phenomenon: str,
     left by an earlier run is not touched). Heads are taken from the parse as they are: a
     particle's head is not re-checked to be a VERB.
     """
+    return extract_lexical_bins(conllu_path, phenomenon,
+                                [(DistanceBin(min_distance, exact), out_prefix)], lang,
+                                src_path, ref_path)[0]
+
+
+def extract_lexical_bins(conllu_path: str | os.PathLike[str], phenomenon: str,
+                         outputs: Sequence[tuple[DistanceBin, str | os.PathLike[str]]],
+                         lang: str | None = None,
+                         src_path: str | os.PathLike[str] | None = None,
+                         ref_path: str | os.PathLike[str] | None = None
+                         ) -> list[ExtractionResult]:
+    """:func:`extract_lexical` for several distance bins, each written under its own prefix,
+    from one reading of the parse."""
     check_phenomenon(phenomenon, lang)
-    distance_bin = DistanceBin(min_distance, exact)
     sentences = read_conllu(conllu_path)
     src = _aligned_text(src_path, conllu_path, len(sentences))
     if src is None:
         src = [sentence.surface_text() for sentence in sentences]
     ref = _aligned_text(ref_path, conllu_path, len(sentences))
-    instances = [item for item in lexical_instances(sentences, phenomenon, lang)
-                 if distance_bin.admits(item.distance)]
-    ids = select_ids(instances, distance_bin)
-    marked_words: dict[int, set[int]] = {}
-    for item in instances:
-        marked_words.setdefault(item.sentence, set()).update((item.head, item.dependent))
-    files = write_challenge_set(
-        out_prefix, ids,
-        [src[i - 1] for i in ids],
-        None if ref is None else [ref[i - 1] for i in ids],
-        [mark_words(sentences[i - 1], marked_words[i]) for i in ids],
-        [sentences[i - 1].to_conllu() for i in ids])
-    return ExtractionResult(Path(out_prefix), tuple(ids), len(sentences), len(instances), files)
+    found = list(lexical_instances(sentences, phenomenon, lang))
+    results = []
+    for distance_bin, out_prefix in outputs:
+        instances = [item for item in found if distance_bin.admits(item.distance)]
+        ids = select_ids(instances, distance_bin)
+        marked_words: dict[int, set[int]] = {}
+        for item in instances:
+            marked_words.setdefault(item.sentence, set()).update((item.head, item.dependent))
+        files = write_challenge_set(
+            out_prefix, ids,
+            [src[i - 1] for i in ids],
+            None if ref is None else [ref[i - 1] for i in ids],
+            [mark_words(sentences[i - 1], marked_words[i]) for i in ids],
+            [sentences[i - 1].to_conllu() for i in ids])
+        results.append(ExtractionResult(Path(out_prefix), tuple(ids), len(sentences),
+                                        len(instances), files))
+    return results
 
 
 def _aligned_text(path: str | os.PathLike[str] | None, conllu_path: str | os.PathLike[str],
@@ -390,9 +406,23 @@ def _cmd_lexical(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"phenomt: error: {err}", file=sys.stderr)
         return 2
-    result = extract_lexical(args.conllu, args.phenomenon, args.out_prefix, args.min_distance,
-                             args.exact, args.lang, args.src, args.ref)
-    _report(f"{args.phenomenon} {DistanceBin(args.min_distance, args.exact).label}", result)
+    if args.bins:
+        if args.min_distance or args.exact:
+            raise InputError("--bins", "give the bins either as --bins or as --min-distance "
+                                       "and --exact, not both")
+        from phenomt.ldd.sets import parse_bin  # sets imports this module
+
+        try:
+            bins = [parse_bin(label) for label in args.bins]
+        except ValueError as err:
+            raise InputError("--bins", str(err)) from None
+        outputs = [(b, f"{args.out_prefix}.{b.label}") for b in bins]
+    else:
+        outputs = [(DistanceBin(args.min_distance, args.exact), args.out_prefix)]
+    results = extract_lexical_bins(args.conllu, args.phenomenon, outputs, args.lang, args.src,
+                                   args.ref)
+    for (distance_bin, _), result in zip(outputs, results, strict=True):
+        _report(f"{args.phenomenon} {distance_bin.label}", result)
     return 0
 
 
@@ -419,6 +449,9 @@ def register_cli(tree: CommandTree) -> None:
                      help="source text, one line per CoNLL-U sentence (default: # text)")
     sub.add_argument("--ref", default=None,
                      help="reference text, one line per sentence (no .ref file without it)")
+    sub.add_argument("--bins", nargs="+", metavar="BIN",
+                     help="several sets at once, by distance bin (all, ge<k>, eq<k>), each "
+                          "written under <prefix>.<bin>; instead of --min-distance/--exact")
     sub.add_argument("--out-prefix", required=True, help="write <prefix>.src, .ref, .ids, "
                                                          ".src_marked, .conllu")
 

@@ -14,14 +14,6 @@ LEXICAL_BINS = ["all", "ge1", "ge2", "ge3", "eq0", "eq1", "eq2", "eq3", "eq4", "
 BASELINE_SET = "baseline.all"
 
 
-def bin_arguments(label: str) -> str:
-    """``all``/``geK``/``eqK`` → the extraction command's distance arguments."""
-    if label == "all":
-        return "--min-distance 0"
-    kind, value = label[:2], int(label[2:])
-    return f"--min-distance {value}" + (" --exact" if kind == "eq" else "")
-
-
 def direction_langs(direction: str) -> tuple[str, str]:
     """``de-en`` → ``("de", "en")``."""
     src, tgt = direction.split("-")
