@@ -57,10 +57,18 @@ def slurm_cluster(tmp_path_factory) -> Iterator[SlurmCluster]:
 # -- what each job should have asked for -----------------------------------------------------
 
 
+def local_rules() -> set[str]:
+    """The rules the Snakefile declares local (``localrules:``): never submitted."""
+    text = (ROOT / "workflow" / "Snakefile").read_text(encoding="utf-8")
+    block = re.search(r"^localrules:\n((?:[ \t]+\w+,?\n)+)", text, re.M)
+    assert block, "no localrules in the Snakefile"
+    return set(re.findall(r"\w+", block.group(1)))
+
+
 def planned_jobs(workdir: Path) -> dict[tuple[str, str], dict]:
     """Snakemake's own account of every job of the run, from a dry run with the profile:
     (rule, wildcard values joined by "_", as the executor names its jobs) → ``threads``,
-    the resources and ``local`` (a job Snakemake runs itself, such as ``all``)."""
+    the resources and ``local`` (a job Snakemake runs itself: ``all``, the local rules)."""
     # --cores: a dry run would cap every rule's threads at 1 without it
     result = run_snakemake("--dry-run", "--cores", str(DRY_RUN_CORES), "--profile", str(PROFILE),
                            "--configfile", str(TINY_CONFIG), "--directory", str(workdir))
@@ -74,8 +82,9 @@ def planned_jobs(workdir: Path) -> dict[tuple[str, str], dict]:
         wildcards = [item.split("=", 1)[1] for item in fields.get("wildcards", "").split(", ")
                      if "=" in item]
         resources = dict(item.split("=", 1) for item in fields["resources"].split(", "))
+        local = bool(header.group(1)) or header.group(2) in local_rules()
         jobs[(header.group(2), "_".join(wildcards))] = {
-            "threads": fields.get("threads", "1"), "local": bool(header.group(1)), **resources}
+            "threads": fields.get("threads", "1"), "local": local, **resources}
     return jobs
 
 
@@ -142,9 +151,10 @@ def test_tiny_config_on_slurm_gives_the_local_tables(slurm_cluster, tiny_run, tm
         by_rule.setdefault(rule, []).append(record)
         assert requested(record) == expected(planned[(rule, wildcards)],
                                              slurm_cluster.cpus), (rule, wildcards)
-    # every job of the run went through SLURM
-    assert {job for job, info in planned.items() if not info["local"]} <= {
-        rule_of(record) for record in records}
+    # every job of the run went through SLURM, except those of the local rules
+    submitted = {rule_of(record) for record in records}
+    assert {job for job, info in planned.items() if not info["local"]} <= submitted
+    assert not {job for job, info in planned.items() if info["local"]} & submitted
 
     # training and decoding on the GPU partition with a GPU, as the profile asks; their
     # threads, memory and time are the model's resources from the config
@@ -181,6 +191,12 @@ def test_scontrol_records_are_parsed():
     assert requested(record) == {"partition": "gpu", "gpu": True, "threads": 1,
                                  "mem_mb": 4000, "runtime": 120}
     assert minutes("1-00:30:00") == 1470 and megabytes("8G") == 8192
+
+
+def test_local_rules_are_downloads_tables_and_figures():
+    rules = local_rules()
+    assert {"all", "fetch", "table_bleu", "nat_figure_speedup"} <= rules
+    assert not rules & {"train", "generate", "parse_shard", "ldd_score", "systems_score"}
 
 
 def test_without_root_the_cluster_test_skips_unless_ci_requires_it(monkeypatch):
