@@ -139,6 +139,7 @@ def cpu(config: dict) -> dict:
     # the sentence model on all Zh-En data, the document models on its documents (PDC)
     config["models"]["transformer.zh-en"]["train"] = [
         "newstest2017.zh-en", "newstest2018.zh-en", "newstest2019.zh-en", "pdc.sample"]
+    config["models"]["transformer.zh-en"].pop("training")  # 400 updates, as the others
     docs = config["lexcons"]["models"]
     docs["train"] = ["pdc.sample"]
     docs["doc_transformer"]["training"].update(max_update=400, warmup_updates=50)
