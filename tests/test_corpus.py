@@ -237,7 +237,7 @@ def test_document_step_keeps_every_nth_whole_document(tmp_path):
     prepare_corpus("plain", files, ["zh", "en"], outputs, tmp_path / "r.json", CleanPolicy(),
                    docids=("n_sent", nsent), document_step=3, documents=2)
     assert read_lines(outputs["zh"]) == ["a", "b", "f"]
-    with pytest.raises(InputError, match="has 4 documents, so 2 with step 2; 3 were asked"):
+    with pytest.raises(InputError, match="has 4 documents, so 2 at step 2; 3 were asked"):
         prepare_corpus("plain", files, ["zh", "en"], outputs, tmp_path / "r.json",
                        CleanPolicy(), docids=("n_sent", nsent), document_step=2, documents=3)
 

@@ -100,5 +100,5 @@ def test_copy_documents_with_a_step_keeps_every_nth_in_numeric_order(tmp_path):
     assert read_corpus(tmp_path / "step")[0] == ["句1", "句6", "句11"]
     assert copy_documents(root, tmp_path / "two", 2, 5) == 2
     assert read_corpus(tmp_path / "two")[0] == ["句1", "句6"]
-    with pytest.raises(InputError, match="has 3 documents at step 5, 4 were asked for"):
+    with pytest.raises(InputError, match="documents, so 3 at step 5; 4 were asked for"):
         copy_documents(root, tmp_path / "more", 4, 5)

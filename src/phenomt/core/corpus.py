@@ -235,24 +235,13 @@ def clean_pairs(cols: Sequence[Sequence[str]], policy: CleanPolicy
 
 def document_lines(ids: Sequence[str], documents: int | None, step: int | None,
                    source: str | Path) -> list[int]:
-    """0-based lines of the documents kept: every ``step``-th document (the 1st, the
-    (step+1)-th, ...), then the first ``documents`` of those. Ids of a document are
-    consecutive, so whole documents are kept."""
-    step = step or 1
-    kept: list[int] = []
-    seen = taken = 0
-    keep = False
-    for index, doc in enumerate(ids):
-        if index == 0 or doc != ids[index - 1]:
-            keep = seen % step == 0 and (documents is None or taken < documents)
-            seen += 1
-            taken += keep
-        if keep:
-            kept.append(index)
-    if documents is not None and taken < documents:
-        kept = f", so {taken} with step {step};" if step > 1 else ","
-        raise InputError(source, f"has {seen} documents{kept} {documents} were asked for")
-    return kept
+    """0-based lines of the documents kept by :func:`~phenomt.core.layout.sample_documents`.
+    Ids of a document are consecutive, so whole documents are kept."""
+    starts = [i for i in range(len(ids)) if i == 0 or ids[i] != ids[i - 1]]
+    ends = [*starts[1:], len(ids)]
+    runs = list(zip(starts, ends, strict=True))
+    return [line for start, end in layout.sample_documents(runs, documents, step, source)
+            for line in range(start, end)]
 
 
 def _read_selected(fmt: str, files: dict[str, Path], langs: Sequence[str],

@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from phenomt.core.io import InputError, atomic_directory, read_lines
+
+T = TypeVar("T")
 
 TOKEN_DIR = "zh2en_token"
 RAW_DIR = "zh2en_raw"
@@ -73,19 +77,27 @@ def read_corpus(root: str | Path, layer: str = RAW_DIR
     return src, ref, ids
 
 
+def sample_documents(names: Sequence[T], documents: int | None, step: int | None,
+                     source: str | Path) -> list[T]:
+    """Every ``step``-th of the documents ``names`` in order (the 1st, the (step+1)-th, ...),
+    then the first ``documents`` of those; an error naming ``source`` when fewer remain."""
+    kept = list(names[::step or 1])
+    if documents is None:
+        return kept
+    if documents > len(kept):
+        taken = f", so {len(kept)} at step {step};" if step and step > 1 else ","
+        raise InputError(source, f"has {len(names)} documents{taken} {documents} were asked "
+                                 "for")
+    return kept[:documents]
+
+
 def copy_documents(root: str | Path, output: str | Path, documents: int | None,
                    step: int | None = None) -> int:
     """Copy every ``step``-th document (all with ``None``), then the first ``documents`` of
     those, of every layer of a folder into ``output``, written whole or not at all; returns
     the number copied. The copies are numbered ``test-1`` … again, as the layout requires."""
     root = Path(root)
-    names = document_names(root / TOKEN_DIR)[::step or 1]
-    if documents is not None:
-        if documents > len(names):
-            taken = f" at step {step}" if step and step > 1 else ""
-            raise InputError(root, f"has {len(names)} documents{taken}, {documents} were "
-                                   "asked for")
-        names = names[:documents]
+    names = sample_documents(document_names(root / TOKEN_DIR), documents, step, root)
     with atomic_directory(output) as partial:
         for layer in (TOKEN_DIR, RAW_DIR, CHAIN_DIR):
             if not (root / layer).is_dir():
