@@ -237,10 +237,14 @@ def _cmd_sheet_import(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_set_options(parser: argparse.ArgumentParser) -> None:
+def _add_corpus_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, help="model name shown in the tables")
     parser.add_argument("--corpus", required=True, help="corpus (domain) name, e.g. news")
     parser.add_argument("--direction", required=True, help="translation direction, e.g. de-en")
+
+
+def _add_set_options(parser: argparse.ArgumentParser) -> None:
+    _add_corpus_options(parser)
     parser.add_argument("--phenomenon", required=True, choices=PHENOMENA,
                         help=f"'{BASELINE}' scores the full corpus")
     parser.add_argument("--bin", default="all",
@@ -294,9 +298,7 @@ def register_cli(tree: CommandTree) -> None:
     p = tree.add("ldd score-sets", "Score the baseline and every given set of one corpus "
                                    "for one model (as ldd score), into one JSON file",
                  _cmd_score_sets)
-    p.add_argument("--model", required=True, help="model name shown in the tables")
-    p.add_argument("--corpus", required=True, help="corpus (domain) name, e.g. news")
-    p.add_argument("--direction", required=True, help="translation direction, e.g. de-en")
+    _add_corpus_options(p)
     p.add_argument("--hyp", required=True, help="full-corpus hypotheses")
     p.add_argument("--ref", required=True, help="full-corpus references")
     p.add_argument("--set", nargs="*", default=[], metavar="PHENOMENON.BIN=IDS",
