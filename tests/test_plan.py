@@ -158,6 +158,7 @@ def test_ordinals_and_document_samples_in_words():
     assert [ordinal(n) for n in (1, 2, 3, 4, 10, 11, 12, 13, 21, 102, 111)] == [
         "1st", "2nd", "3rd", "4th", "10th", "11th", "12th", "13th", "21st", "102nd", "111th"]
     config = load_config(ROOT / "config" / "config.yaml")
+    config["corpora"]["doc2doc.test"].update(document_step=10, documents=None)
     data = Plan(config).data
     assert data.document_sample("doc2doc.test", "148") == "every 10th of its 148 documents"
     config["corpora"]["doc2doc.test"].update(document_step=None, documents=None)
