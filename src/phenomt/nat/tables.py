@@ -172,11 +172,13 @@ def validation_bleu(output: str, references: Sequence[str]) -> float:
     return float(score["bleu"])
 
 
-def rank_checkpoints(directory: str | Path, data_bin: str | Path, options: Mapping[str, Any],
-                     references: Sequence[str], subset: str = "valid") -> list[dict[str, Any]]:
-    """Every candidate checkpoint with its validation BLEU, best first (ties: later first)."""
+def rank_checkpoints(candidates: Sequence[tuple[Path, int]], data_bin: str | Path,
+                     options: Mapping[str, Any], references: Sequence[str],
+                     subset: str = "valid") -> list[dict[str, Any]]:
+    """Every candidate checkpoint (:func:`checkpoint_candidates`) with its validation BLEU,
+    best first (ties: later first)."""
     ranking = []
-    for path, updates in checkpoint_candidates(directory):
+    for path, updates in candidates:
         run = generate_in_process(data_bin, {**options, "path": str(path), "gen_subset": subset})
         bleu = validation_bleu(run.output, references)
         log.info("%s (%d updates): validation BLEU %.2f", path.name, updates, bleu)
@@ -202,7 +204,7 @@ def select_and_average(directory: str | Path, data_bin: str | Path,
         raise InputError(directory, "no fairseq checkpoints to choose from")
     ranked = len(candidates) > top
     if ranked:
-        ranking = rank_checkpoints(directory, data_bin, options, references)
+        ranking = rank_checkpoints(candidates, data_bin, options, references)
     else:
         log.info("%d checkpoints kept, %d averaged: no ranking needed", len(candidates), top)
         ranking = [{"checkpoint": path.name, "updates": updates, "bleu": None}

@@ -224,18 +224,21 @@ class LddPlan(SectionPlan):
         the ``ids`` of every set."""
         files: dict[str, str | list[str]] = dict(self.set_inputs(model, lcorpus, BASELINE_SET))
         del files["src_tok"]
-        direction = self.models.direction(model)
-        files["ids"] = [f"{self.set_prefix(lcorpus, direction, s)}.ids"
-                        for s in self.sets(direction)]
+        files["ids"] = list(self._set_ids(model, lcorpus).values())
         return files
 
     def scores_args(self, model: str, lcorpus: str) -> str:
         """The sets ``phenomt ldd score-sets`` scores, besides the baseline, as arguments."""
-        direction = self.models.direction(model)
         return shell_args([("--model", model), ("--corpus", lcorpus),
-                           ("--direction", direction), ("--tokenize", self.tokenize),
-                           ("--set", [f"{s}={self.set_prefix(lcorpus, direction, s)}.ids"
-                                      for s in self.sets(direction)])])
+                           ("--direction", self.models.direction(model)),
+                           ("--tokenize", self.tokenize),
+                           ("--set", [f"{s}={ids}" for s, ids in
+                                      self._set_ids(model, lcorpus).items()])])
+
+    def _set_ids(self, model: str, lcorpus: str) -> dict[str, str]:
+        """Set name → its ``.ids`` file, for every set of the model's direction."""
+        direction = self.models.direction(model)
+        return {s: f"{self.set_prefix(lcorpus, direction, s)}.ids" for s in self.sets(direction)}
 
     def set_args(self, model: str, lcorpus: str, setname: str) -> str:
         """The set a score or control is about, as command arguments."""
