@@ -1,6 +1,11 @@
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from phenomt.cli import COMMAND_MODULES, COMMANDS, build_parser, main, modules_for
+from phenomt.core.lazy import lazy_import
 
 
 def test_command_map_matches_what_modules_register():
@@ -45,3 +50,33 @@ def test_version(capsys):
     with pytest.raises(SystemExit):
         main(["--version"])
     assert "phenomt" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("group", ["score", "systems", "ldd", "lexcons", "nat", "locality"])
+def test_parsing_a_scoring_command_does_not_import_pandas(group):
+    """Scoring jobs are most of a run's processes: pandas (about half a second per process)
+    is imported only when a table is built."""
+    code = ("import sys; from phenomt.cli import COMMANDS, build_parser; "
+            f"build_parser(COMMANDS[{group!r}]); print('pandas.core' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.strip() == "False"
+
+
+def test_lazy_import_loads_on_first_use_and_reuses_loaded_modules(capsys):
+    name = "phenomt_lazy_probe"
+    assert name not in sys.modules
+    probe = Path(__file__).parent / "data" / f"{name}.py"
+    sys.path.insert(0, str(probe.parent))
+    try:
+        module = lazy_import(name)
+        assert capsys.readouterr().out == ""  # nothing executed yet
+        assert module.LOADED is True  # the first attribute access runs the module
+        assert capsys.readouterr().out == "probe executed\n"
+        assert lazy_import(name) is module
+        assert lazy_import("json") is sys.modules["json"]
+        with pytest.raises(ModuleNotFoundError, match="no_such_module_here"):
+            lazy_import("no_such_module_here")
+    finally:
+        sys.path.remove(str(probe.parent))
+        sys.modules.pop(name, None)

@@ -8,8 +8,6 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
 from phenomt.core.cliargs import non_negative_int, positive_int
 from phenomt.core.io import (
     InputError,
@@ -18,6 +16,7 @@ from phenomt.core.io import (
     write_json,
     write_lines,
 )
+from phenomt.core.lazy import lazy_import
 from phenomt.core.tables import write_table
 
 if TYPE_CHECKING:
@@ -52,6 +51,9 @@ from phenomt.ldd.tables import (
     sizes_from_records,
     sizes_table,
 )
+
+# imported on first use: most jobs that load this module build no table
+pd = lazy_import("pandas")
 
 
 def _key_from_args(args: argparse.Namespace) -> SetKey:
@@ -202,7 +204,7 @@ def _check_bins(labels: Sequence[str]) -> list[str]:
 
 
 _TableBuilder = Callable[[list[dict[str, Any]], argparse.Namespace],
-                         tuple[pd.DataFrame, list[str]]]
+                         "tuple[pd.DataFrame, list[str]]"]
 #: The tables built from records: builder(records, args), record schema, title.
 _RECORD_TABLES: dict[str, tuple[_TableBuilder, str, str]] = {
     "bleu": (lambda records, args: bleu_table(records, args.models), SCORE_SCHEMA,

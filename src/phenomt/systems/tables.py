@@ -13,9 +13,8 @@ from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 
-import pandas as pd
-
 from phenomt.core.io import InputError
+from phenomt.core.lazy import lazy_import
 from phenomt.systems.challenge import (
     BINS_NOTE,
     MIN_INTERVAL_SENTENCES,
@@ -24,6 +23,9 @@ from phenomt.systems.challenge import (
     bin_title,
 )
 from phenomt.systems.mqm import rank_correlation
+
+# imported on first use: most jobs that load this module build no table
+pd = lazy_import("pandas")
 
 CATALOGUE_COLUMNS = ("testset", "system", "kind", "origin", "licence", "lines", "readme_bleu",
                      "readme_bleu_official", "note")
