@@ -1,6 +1,9 @@
+import subprocess
+import sys
+
 import pytest
 
-from phenomt.core.nmt import fairseq_env, parse_hypotheses, train_command
+from phenomt.core.nmt import fairseq_env, gpu_available, parse_hypotheses, train_command
 
 
 def test_parse_hypotheses_orders_by_id_and_keeps_empty():
@@ -76,3 +79,24 @@ def test_binarize_writes_the_folder_whole_and_reuses_its_dictionaries(tmp_path):
         preprocess(str(tmp_path / "broken"), testpref=str(tmp_path / "missing"),
                    dict_dir=str(model_bin))
     assert not (tmp_path / "broken").exists() and not list(tmp_path.glob(".*.partial"))
+
+
+def test_gpu_available_needs_no_torch_without_gpu_devices(tmp_path):
+    """Without a GPU device file the answer is no, and torch (seconds per job) stays unloaded."""
+    (tmp_path / "null").touch()
+    (tmp_path / "nvidiactl").touch()  # the control device alone shows no GPU
+    code = ("import sys; from pathlib import Path; from phenomt.core.nmt import gpu_available; "
+            f"print(gpu_available(Path({str(tmp_path)!r})), 'torch' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.split() == ["False", "False"]
+
+
+@pytest.mark.parametrize("device", ["nvidia0", "kfd", "dxg"])
+def test_gpu_available_asks_torch_when_a_gpu_device_exists(tmp_path, monkeypatch, device):
+    torch = pytest.importorskip("torch")
+    (tmp_path / device).touch()
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert gpu_available(tmp_path) is True
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert gpu_available(tmp_path) is False

@@ -77,7 +77,16 @@ def fairseq_env() -> dict[str, str]:
     return env
 
 
-def gpu_available() -> bool:
+#: Device files without which no GPU is visible to torch: NVIDIA, AMD ROCm, WSL2.
+_GPU_DEVICES = ("nvidia[0-9]*", "kfd", "dxg")
+
+
+def gpu_available(dev: Path = Path("/dev")) -> bool:
+    """Whether torch sees a GPU. Without a GPU device file the answer is no, and torch is not
+    imported to ask: that import costs seconds in every training or decoding job, which on
+    a CPU-only machine is a large share of a small run."""
+    if not any(any(dev.glob(pattern)) for pattern in _GPU_DEVICES):
+        return False
     try:
         import torch
     except ImportError:
