@@ -3,7 +3,16 @@ import sys
 
 import pytest
 
-from phenomt.core.nmt import fairseq_env, gpu_available, parse_hypotheses, train_command
+from phenomt.cli import main
+from phenomt.core.io import InputError
+from phenomt.core.nmt import (
+    fairseq_env,
+    gpu_available,
+    is_text_layout,
+    parse_hypotheses,
+    train_command,
+    write_text_layout,
+)
 
 
 def test_parse_hypotheses_orders_by_id_and_keeps_empty():
@@ -100,3 +109,48 @@ def test_gpu_available_asks_torch_when_a_gpu_device_exists(tmp_path, monkeypatch
     assert gpu_available(tmp_path) is True
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert gpu_available(tmp_path) is False
+
+
+def _text_pair(tmp_path, src_lines, tgt_lines, ctx_lines=None):
+    (tmp_path / "dicts").mkdir()
+    for side in ("src", "tgt"):
+        (tmp_path / "dicts" / f"dict.{side}.txt").write_text(f"{side}word 3\n", encoding="utf-8")
+    (tmp_path / "t.src").write_text("".join(f"{s}\n" for s in src_lines), encoding="utf-8")
+    (tmp_path / "t.tgt").write_text("".join(f"{s}\n" for s in tgt_lines), encoding="utf-8")
+    if ctx_lines is not None:
+        (tmp_path / "c.ctx").write_text("".join(f"{s}\n" for s in ctx_lines), encoding="utf-8")
+    return str(tmp_path / "t"), str(tmp_path / "dicts")
+
+
+def test_text_layout_uses_fairseq_names_and_the_model_dictionaries(tmp_path):
+    prefix, dicts = _text_pair(tmp_path, ["a b", "c"], ["x", "y z"], ctx_lines=["", "a b"])
+    dest = tmp_path / "bin-test"
+    assert write_text_layout(str(dest), prefix, dicts, str(tmp_path / "c")) == 2
+    assert sorted(p.name for p in dest.iterdir()) == [
+        "dict.ctx.txt", "dict.src.txt", "dict.tgt.txt",
+        "test.ctx-None.ctx", "test.src-tgt.src", "test.src-tgt.tgt"]
+    assert (dest / "test.src-tgt.tgt").read_text(encoding="utf-8") == "x\ny z\n"
+    # the context side is encoded with the source dictionary
+    assert (dest / "dict.ctx.txt").read_bytes() == (dest / "dict.src.txt").read_bytes()
+    assert is_text_layout(dest)
+    assert not is_text_layout(tmp_path / "dicts")
+
+
+def test_text_layout_refuses_sides_of_different_lengths(tmp_path):
+    prefix, dicts = _text_pair(tmp_path, ["a", "b", "c"], ["x", "y"])
+    with pytest.raises(InputError, match=r"t\.src has 3, .*t\.tgt has 2"):
+        write_text_layout(str(tmp_path / "out"), prefix, dicts)
+    assert not (tmp_path / "out").exists()
+
+
+def test_text_layout_is_for_a_test_split_only(tmp_path, capsys):
+    prefix, dicts = _text_pair(tmp_path, ["a"], ["x"])
+    out = str(tmp_path / "out")
+    assert main(["nmt", "binarize", "--text", "--trainpref", prefix, "--testpref", prefix,
+                 "--dict-dir", dicts, "--destdir", out]) == 2
+    assert "only a test split" in capsys.readouterr().err
+    assert main(["nmt", "binarize", "--text", "--testpref", prefix, "--destdir", out]) == 2
+    assert "--dict-dir" in capsys.readouterr().err
+    assert main(["nmt", "binarize", "--text", "--testpref", prefix, "--dict-dir", dicts,
+                 "--destdir", out]) == 0
+    assert is_text_layout(out)

@@ -28,6 +28,8 @@ rule binarize:
         " > {log} 2>&1"
 
 
+# A data part with the model's dictionaries, for decoding: test sets stay text (fairseq reads
+# them with --dataset-impl raw), the training data (distillation) is binarized.
 use rule binarize as binarize_test with:
     input:
         src=f"{OUT}/models/{{model}}/data/{{part}}.bpe.src",

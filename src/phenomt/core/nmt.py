@@ -241,6 +241,45 @@ def preprocess(destdir: str, log_path: str | None = None,
                                        workers=kwargs.get("workers", 1)), log_path)
 
 
+# fairseq's names for a test split read as text (--dataset-impl raw): the language pair's two
+# sides and the Doc-Transformer's context side.
+TEXT_TEST_FILES = {"src": "test.src-tgt.src", "tgt": "test.src-tgt.tgt", "ctx": "test.ctx-None.ctx"}
+
+
+def is_text_layout(data_dir: str | Path) -> bool:
+    """Whether ``data_dir`` holds its test split as text (:func:`write_text_layout`)."""
+    return (Path(data_dir) / TEXT_TEST_FILES["src"]).is_file()
+
+
+def write_text_layout(destdir: str, testpref: str, dict_dir: str,
+                      context_testpref: str | None = None) -> int:
+    """A test split for fairseq's raw-text dataset instead of a binarization: the model's
+    dictionaries and the subword text under fairseq's file names (the Doc-Transformer's
+    context too, with the source dictionary). fairseq encodes each line with the dictionary
+    as fairseq-preprocess would (the same token ids), but no fairseq process is started here:
+    that import costs seconds per test set. Meant for test sets, which are small; large data
+    (distillation of a training corpus) is binarized. Returns the number of sentences."""
+    files = {"src": f"{testpref}.src", "tgt": f"{testpref}.tgt"}
+    if context_testpref:
+        files["ctx"] = f"{context_testpref}.ctx"
+    counts = {side: count_lines(path) for side, path in files.items()}
+    if len(set(counts.values())) > 1:
+        raise InputError(files["tgt"], "line counts differ: " + ", ".join(
+            f"{files[side]} has {n}" for side, n in counts.items()))
+    dicts = {"dict.src.txt": "dict.src.txt", "dict.tgt.txt": "dict.tgt.txt"}
+    if context_testpref:
+        dicts["dict.ctx.txt"] = "dict.src.txt"
+    for name in set(dicts.values()):
+        if not (Path(dict_dir) / name).is_file():
+            raise InputError(Path(dict_dir) / name, "dictionary not found")
+    with atomic_directory(destdir) as partial:
+        for target, source in dicts.items():
+            shutil.copyfile(Path(dict_dir) / source, partial / target)
+        for side, path in files.items():
+            shutil.copyfile(path, partial / TEXT_TEST_FILES[side])
+    return counts["src"]
+
+
 def parse_hypotheses(lines: Iterable[str], expected: int) -> list[str]:
     """Hypotheses from fairseq-generate output, in input order; all ids must be present."""
     found: dict[int, str] = {}
@@ -272,6 +311,8 @@ def generate(data_bin: str, model: str, source_bpe: str, output: str, tgt_lang: 
     opts = {"beam": 5, "batch_size": 64, "required_batch_size_multiple": 1, **options}
     opts.update({"path": model, "gen_subset": "test", "seed": seed,
                  "cpu": not gpu_available()})
+    if is_text_layout(data_bin):
+        opts["dataset_impl"] = "raw"
     raw = Path(raw_output or f"{output}.generate")
     cmd = [_console_script("fairseq-generate"), data_bin, *fairseq_options(opts)]
     with contextlib.ExitStack() as stack:
@@ -360,6 +401,15 @@ def _generate_command(args: argparse.Namespace) -> int:
 
 
 def _preprocess_command(args: argparse.Namespace) -> int:
+    if args.text:
+        if args.trainpref or args.validpref or args.context_trainpref or args.context_validpref:
+            raise InputError("--text", "only a test split is kept as text: drop --trainpref "
+                                       "and --validpref")
+        if not (args.testpref and args.dict_dir):
+            raise InputError("--text", "needs --testpref and --dict-dir")
+        n = write_text_layout(args.destdir, args.testpref, args.dict_dir, args.context_testpref)
+        print(f"{args.destdir}: {n} test sentences as text")
+        return 0
     context = {split: prefix for split, prefix in (("train", args.context_trainpref),
                                                    ("valid", args.context_validpref),
                                                    ("test", args.context_testpref)) if prefix}
@@ -381,6 +431,9 @@ def register_cli(tree) -> None:
     p.add_argument("--joined-dictionary", action="store_true",
                    help="one dictionary for both sides")
     p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--text", action="store_true",
+                   help="keep the test split as text for fairseq's raw dataset (the same token "
+                        "ids, no fairseq-preprocess); decoding then reads it as text")
     for split in ("train", "valid", "test"):
         p.add_argument(f"--context-{split}pref", metavar="PREFIX",
                        help=f"also binarize PREFIX.ctx as the {split} context side (source "

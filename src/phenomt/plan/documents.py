@@ -169,8 +169,9 @@ class DocumentsPlan(SectionPlan):
         return shell_args(args)
 
     def binarize_test_args(self, docmodel: str, part: str) -> str:
+        """A test set as text with the model's dictionaries (see Models.binarize_test_args)."""
         args = [("--testpref", self.pair_prefix(docmodel, part)),
-                ("--dict-dir", self.bin_dir(docmodel))]
+                ("--dict-dir", self.bin_dir(docmodel)), ("--text", True)]
         if docmodel == DOC_TRANSFORMER:
             args.append(("--context-testpref", self._ctx_prefix(part)))
         return shell_args(args)

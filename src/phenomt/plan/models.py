@@ -198,9 +198,13 @@ class ModelPlan:
             ("--joined-dictionary", True)])
 
     def binarize_test_args(self, name: str, part: str) -> str:
+        """A data part with the model's dictionaries: test sets as text (no fairseq process
+        per test set), the training data binarized (it is decoded for distillation, and
+        fairseq's raw dataset would hold a large corpus in memory)."""
         return shell_args([
             ("--testpref", self.bpe_file(name, part, "src").removesuffix(".src")),
-            ("--dict-dir", self.bin_dir(name))])
+            ("--dict-dir", self.bin_dir(name)),
+            ("--text", part != "train")])
 
     def check(self) -> None:
         """Every corpus of a model is declared and has the model's two languages."""
