@@ -145,6 +145,13 @@ def test_aligner_path_trains_saves_and_reuses_a_model(tmp_path):
     assert run(["lexcons", "align-train", "--testset", str(MINI), "--model-dir",
                 str(model)]) == 0
     assert (model / "settings.json").is_file()
+    # several test sets train one aligner on all their source-reference pairs
+    both = tmp_path / "both"
+    assert run(["lexcons", "align-train", "--testset", str(MINI), str(MINI), "--model-dir",
+                str(both)]) == 0
+    single = json.loads((model / "settings.json").read_text(encoding="utf-8"))
+    double = json.loads((both / "settings.json").read_text(encoding="utf-8"))
+    assert double["corpora"][0]["lines"] == 2 * single["corpora"][0]["lines"]
     outs = []
     for name in ("a", "b"):
         out = tmp_path / f"{name}.json"

@@ -137,8 +137,9 @@ def test_lexcons_sets_are_the_released_part_or_converted(plan):
     assert lex.released_set() == "lexcons.test"
     assert lex.set_args("lexcons.test").startswith("subset --testset resources/trees/lexcons")
     assert lex.set_args("doc2doc.test").startswith("convert --src results/data/raw/")
-    assert lex.set_align("lexcons.test") == "results/lexcons/align/settings.json"
-    assert lex.set_align("doc2doc.test") == "results/lexcons/sets/doc2doc.test.align/settings.json"
+    # one aligner: the whole released set and the converted sets (not the released part again)
+    assert lex.align_testsets() == ["resources/trees/lexcons", "results/lexcons/sets/doc2doc.test",
+                                    "results/lexcons/sets/newstest2020.zh-en"]
     assert lex.score_hyp("doc2doc.test", "reference") == "results/data/raw/doc2doc.test.en"
     assert "--n-sent resources/downloads/doc2doc.n_sent" in lex.tcp_args("concat")
 

@@ -1,11 +1,12 @@
 # Lexical translation consistency (Lei et al., LREC-COLING 2024) on the released Zh->En test
-# set: one aligner trained on the test set (and extra data) for every hypothesis, Tables 1-3
-# with the reference scored as a hypothesis (the calibration of LTCR's alignment noise).
+# set: one aligner (trained on the released set, the converted LTCR sets and extra data) for
+# every hypothesis, Tables 1-3 with the reference scored as a hypothesis (the calibration of
+# LTCR's alignment noise).
 
 
 rule lexcons_align_train:
     input:
-        testset=lambda w: PLAN.lexcons.testset_dir(),
+        testset=lambda w: PLAN.lexcons.align_testsets(),
         extra=lambda w: PLAN.lexcons.align_extra_inputs(),
     output:
         f"{OUT}/lexcons/align/settings.json",
@@ -112,23 +113,11 @@ rule lexcons_set:
         "phenomt lexcons {params.args} --output {output} > {log} 2>&1"
 
 
-use rule lexcons_align_train as lexcons_set_align with:
-    input:
-        testset=f"{OUT}/lexcons/sets/{{corpus}}",
-        extra=lambda w: PLAN.lexcons.align_extra_inputs(),
-    output:
-        f"{OUT}/lexcons/sets/{{corpus}}.align/settings.json",
-    log:
-        f"{OUT}/logs/lexcons/align_train.{{corpus}}.log",
-    benchmark:
-        f"{OUT}/benchmarks/lexcons/align_train.{{corpus}}.tsv"
-
-
 rule lexcons_score:
     input:
         testset=f"{OUT}/lexcons/sets/{{corpus}}",
         hyp=lambda w: PLAN.lexcons.score_hyp(w.corpus, w.docsys),
-        model=lambda w: PLAN.lexcons.set_align(w.corpus),
+        model=f"{OUT}/lexcons/align/settings.json",
     output:
         f"{OUT}/lexcons/scores/{{corpus}}/{{docsys}}.json",
     params:

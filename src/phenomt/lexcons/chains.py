@@ -232,9 +232,10 @@ def _score_command(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
 
 
 def _align_train_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    testset = read_testset(args.testset)
-    train_testset_aligner(testset, args.model_dir, (), _pairs_of_extra(args, parser),
-                          args.iterations)
+    testsets = [read_testset(path) for path in args.testset]
+    ltcr.train_aligner(args.model_dir,
+                       [(t.source_sentences(), t.reference_sentences()) for t in testsets],
+                       _pairs_of_extra(args, parser), args.iterations)
     return 0
 
 
@@ -274,10 +275,11 @@ def register_cli(tree) -> None:
     score.add_argument("--jobs", type=int, default=1, help="aligner processes")
     score.add_argument("--output", required=True, help="JSON file to write")
 
-    train = tree.add("lexcons align-train", "Train the aligner of a test set once (source with "
-                                            "reference, plus extra data), for `score ltcr "
-                                            "--align-model`", train_handler)
-    train.add_argument("--testset", required=True)
+    train = tree.add("lexcons align-train", "Train an aligner once (the source and reference "
+                                            "of one or more test sets, plus extra data), for "
+                                            "`score ltcr --align-model`", train_handler)
+    train.add_argument("--testset", required=True, nargs="+", action="extend",
+                       help="test set folders in the released layout")
     train.add_argument("--model-dir", required=True)
     _add_extra(train)
     train.add_argument("--iterations", type=int, default=None,

@@ -28,8 +28,15 @@ class LexconsPlan(SectionPlan):
         return f"{self.out}/lexcons"
 
     def align_model(self) -> str:
-        """The aligner trained once on the test set (and extra data), for every hypothesis."""
+        """The run's one Zh-En aligner for LTCR, for every hypothesis of every set."""
         return f"{self.dir()}/align"
+
+    def align_testsets(self) -> list[str]:
+        """What the aligner is trained on besides ``align_extra``: the released test set and
+        every LTCR set converted from another corpus. One training on all of them costs
+        little more than one on the extra data, which a training per set would repeat."""
+        return [self.testset_dir(),
+                *(self.set_dir(c) for c in self.ltcr_sets() if not self.is_released(c))]
 
     def align_extra_inputs(self) -> list[str]:
         """Tokenized Chinese and English sides of the extra aligner corpora."""
@@ -99,13 +106,6 @@ class LexconsPlan(SectionPlan):
         return "convert " + shell_args([("--src", self.data.raw(corpus, "zh")),
                                         ("--ref", self.data.raw(corpus, "en")),
                                         ("--docids", self.data.docids(corpus))])
-
-    def set_align(self, corpus: str) -> str:
-        """The aligner of a set: the released set's own for a part of it (trained on all of
-        it), else one trained on the converted set and the extra data."""
-        if self.is_released(corpus):
-            return f"{self.align_model()}/settings.json"
-        return f"{self.dir()}/sets/{corpus}.align/settings.json"
 
     def score_systems(self) -> list[str]:
         return [*self.documents.systems(), REFERENCE]
