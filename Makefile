@@ -30,7 +30,7 @@ dryrun: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=8
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
