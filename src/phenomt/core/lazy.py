@@ -4,7 +4,7 @@ Every Snakemake job is a fresh ``phenomt`` process, and a command group's module
 to parse its arguments. pandas alone takes about half a second to import on the reference
 machine, which the scoring jobs (the bulk of a run, hundreds per run) never use: the modules
 that build tables import it through :func:`lazy_import`, so only the jobs that build a table
-pay for it.
+pay for it: they write ``from phenomt.core.lazy import pandas as pd``.
 """
 
 from __future__ import annotations
@@ -27,3 +27,7 @@ def lazy_import(name: str) -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+#: pandas, imported when a table is first built.
+pandas = lazy_import("pandas")

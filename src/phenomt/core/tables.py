@@ -9,11 +9,8 @@ from pathlib import Path
 
 from phenomt.core import papers
 from phenomt.core.io import InputError, atomic_write, write_json
-from phenomt.core.lazy import lazy_import
+from phenomt.core.lazy import pandas as pd
 from phenomt.core.stats import THESIS, THESIS_CORPORA, thesis_sizes
-
-# imported on first use: most jobs that load this module build no table
-pd = lazy_import("pandas")
 
 
 def format_number(value: float | None, digits: int = 2) -> str | None:

@@ -16,7 +16,7 @@ from phenomt.core.io import (
     write_json,
     write_lines,
 )
-from phenomt.core.lazy import lazy_import
+from phenomt.core.lazy import pandas as pd
 from phenomt.core.tables import write_table
 
 if TYPE_CHECKING:
@@ -51,9 +51,6 @@ from phenomt.ldd.tables import (
     sizes_from_records,
     sizes_table,
 )
-
-# imported on first use: most jobs that load this module build no table
-pd = lazy_import("pandas")
 
 
 def _key_from_args(args: argparse.Namespace) -> SetKey:

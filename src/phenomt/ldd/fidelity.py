@@ -36,12 +36,9 @@ from phenomt.core import papers
 from phenomt.core.align import grow_diag_final_and
 from phenomt.core.cliargs import non_negative_int
 from phenomt.core.io import InputError, atomic_write, read_lines
-from phenomt.core.lazy import lazy_import
+from phenomt.core.lazy import pandas as pd
 from phenomt.core.tables import write_markdown
 from phenomt.ldd.extract import DEFAULT_REORDER_DISTANCE, parse_alignment
-
-# imported on first use: most jobs that load this module build no table
-pd = lazy_import("pandas")
 
 if TYPE_CHECKING:
     from phenomt.cli import CommandTree

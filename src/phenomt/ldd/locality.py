@@ -36,7 +36,7 @@ from pathlib import Path
 from phenomt.core import papers
 from phenomt.core.corpus import read_parallel
 from phenomt.core.io import InputError, atomic_write, write_lines
-from phenomt.core.lazy import lazy_import
+from phenomt.core.lazy import pandas as pd
 from phenomt.core.permutation import (
     format_permutation,
     parse_permutation,
@@ -44,9 +44,6 @@ from phenomt.core.permutation import (
     validate_permutation,
 )
 from phenomt.core.tables import write_markdown
-
-# imported on first use: most jobs that load this module build no table
-pd = lazy_import("pandas")
 
 PAPER_LENGTH = 18
 PAPER_PERMUTATION: tuple[int, ...] = (11, 5, 9, 15, 8, 14, 10, 1, 3, 16, 12, 2, 0, 6, 17, 4,

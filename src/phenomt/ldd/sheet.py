@@ -22,7 +22,7 @@ from phenomt.core.io import (
     atomic_write,
     read_lines,
 )
-from phenomt.core.lazy import lazy_import
+from phenomt.core.lazy import pandas as pd
 from phenomt.core.tables import format_number as _fmt
 from phenomt.ldd.extract import (
     LEXICAL_PHENOMENA,
@@ -31,9 +31,6 @@ from phenomt.ldd.extract import (
 )
 from phenomt.ldd.sets import PHENOMENA, SetKey, check_parallel, parse_bin, read_ids
 from phenomt.ldd.tables import PAPER, paper_count, paper_printed, sorted_frame
-
-# imported on first use: most jobs that load this module build no table
-pd = lazy_import("pandas")
 
 SHEET_COLUMNS: tuple[str, ...] = ("set", "corpus", "direction", "phenomenon", "bin",
                                   "sentence_id", "marked_source", "reference", "head",

@@ -19,7 +19,7 @@ from typing import Any
 
 from phenomt.core import papers
 from phenomt.core.io import InputError
-from phenomt.core.lazy import lazy_import
+from phenomt.core.lazy import pandas as pd
 from phenomt.core.tables import bleu_table as model_bleu_table
 from phenomt.core.tables import format_number as _fmt
 from phenomt.core.tables import load_json
@@ -36,9 +36,6 @@ from phenomt.ldd.sets import (
     read_ids,
     record_key,
 )
-
-# imported on first use: most jobs that load this module build no table
-pd = lazy_import("pandas")
 
 DISTANCE_BINS: tuple[str, ...] = ("all", "ge1", "ge2", "ge3")
 #: The paper's data file (``phenomt/core/papers/choshen_abend_2019.tsv``).

@@ -17,14 +17,11 @@ from typing import Any
 
 from phenomt.core import papers
 from phenomt.core.cliargs import named_file
-from phenomt.core.lazy import lazy_import
+from phenomt.core.lazy import pandas as pd
 from phenomt.core.metrics.bleu import score_files
 from phenomt.core.metrics.ltcr import DISTANCE_BINS
 from phenomt.core.tables import format_number, load_json, write_table
 from phenomt.lexcons.pos import CLASSES
-
-# imported on first use: most jobs that load this module build no table
-pd = lazy_import("pandas")
 
 PAPER = "lei_2024"
 #: Systems of the paper's Tables 4-6 that this project does not train.

@@ -18,14 +18,11 @@ from typing import Any
 
 from phenomt.core import papers
 from phenomt.core.io import write_json
-from phenomt.core.lazy import lazy_import
+from phenomt.core.lazy import pandas as pd
 from phenomt.core.metrics import ltcr
 from phenomt.core.tables import write_table
 from phenomt.lexcons import chains, pos
 from phenomt.lexcons.testset import TestSet, read_testset
-
-# imported on first use: most jobs that load this module build no table
-pd = lazy_import("pandas")
 
 PAPER = "lei_2024"
 

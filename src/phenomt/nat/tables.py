@@ -37,7 +37,7 @@ from typing import Any
 from phenomt.core import papers
 from phenomt.core.bpe import remove_bpe
 from phenomt.core.io import InputError, count_lines, read_lines, write_json
-from phenomt.core.lazy import lazy_import
+from phenomt.core.lazy import pandas as pd
 from phenomt.core.metrics.bleu import corpus_bleu
 from phenomt.core.nmt import (
     average_checkpoints,
@@ -49,9 +49,6 @@ from phenomt.core.nmt import (
 )
 from phenomt.core.tables import format_number, load_json, write_table
 from phenomt.nat.recipes import NAT_MODELS, SYSTEM_LABELS
-
-# imported on first use: most jobs that load this module build no table
-pd = lazy_import("pandas")
 
 _SYSTEM_ORDER = {name: rank for rank, name in enumerate(["ar", *NAT_MODELS])}
 _DATA_ORDER = {"raw": 0, "distilled": 1}

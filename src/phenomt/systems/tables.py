@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 
 from phenomt.core.io import InputError
-from phenomt.core.lazy import lazy_import
+from phenomt.core.lazy import pandas as pd
 from phenomt.systems.challenge import (
     BINS_NOTE,
     MIN_INTERVAL_SENTENCES,
@@ -23,9 +23,6 @@ from phenomt.systems.challenge import (
     bin_title,
 )
 from phenomt.systems.mqm import rank_correlation
-
-# imported on first use: most jobs that load this module build no table
-pd = lazy_import("pandas")
 
 CATALOGUE_COLUMNS = ("testset", "system", "kind", "origin", "licence", "lines", "readme_bleu",
                      "readme_bleu_official", "note")
