@@ -8,8 +8,10 @@ import pytest
 
 from phenomt.cli import main
 from phenomt.core.io import InputError
+from phenomt.core.papers import lookup
 from phenomt.nat.tables import (
     agreement_table,
+    checkpoint_candidates,
     decode_speed,
     parse_score_pair,
     results_table,
@@ -157,6 +159,101 @@ def test_agreement_table_stacks_tables_4_and_9():
     assert ratios.loc["continuous", "human (%)"] == "25.00"
     assert ratios.loc["continuous", "automatic (%)"] == "12.50"
     assert ratios.loc["discontinuous", "automatic (%)"] is None
+
+
+def _agree(matched: int, automatic: int, human: int) -> dict:
+    return {"precision": matched / automatic if automatic else None,
+            "recall": matched / human if human else None,
+            "f1": 2 * matched / (automatic + human) if automatic + human else None,
+            "matched": matched, "automatic": automatic, "human": human}
+
+
+def _system(counts: tuple[int, int, int], crr: float, drr: float) -> dict:
+    kinds = {"continuous": _agree(*counts), "discontinuous": _agree(0, 1, 1)}
+    return {"human": {"crr": crr, "drr": drr}, "automatic": {"crr": crr / 2, "drr": drr},
+            "pairs": kinds, "tokens": kinds}
+
+
+def test_agreement_table_has_the_papers_numbers_by_training_data():
+    # Three systems on raw data (one not named <model>.<data>) and one on distilled data.
+    report = {"pairs": {}, "tokens": {},  # pooled over all systems: not what the paper shows
+              "systems": {"cmlm.raw": _system((1, 2, 2), 0.5, 0.02),
+                          "glat.raw": _system((3, 4, 4), 0.1, 0.01),
+                          "dat.distilled": _system((2, 2, 4), 0.0, 0.05),
+                          "mine": _system((1, 1, 1), 0.2, 0.2)}}
+    frame = agreement_table(report)
+    table4 = frame[(frame["table"] == "4") & (frame["unit"] == "pairs")
+                   & (frame["type"] == "continuous")].set_index("data", drop=False)
+    assert list(table4["data"].fillna("?")) == ["raw", "distilled", "?"]
+    # raw pools CMLM and GLAT: 4 matched of 6 automatic and 6 human
+    raw = table4.loc["raw"]
+    assert (raw["matched"], raw["automatic"], raw["human"]) == ("4", "6", "6")
+    assert raw["precision (%)"] == raw["recall (%)"] == raw["F1 (%)"] == "66.7"
+    for data in ("raw", "distilled"):
+        for ours, column in (("precision (%)", "p"), ("recall (%)", "r"), ("F1 (%)", "f1")):
+            paper = lookup("wang_nat", "Table 4", f"en-zh/{data}", f"continuous/{column}")
+            assert float(table4.loc[data, f"paper {ours}"]) == paper
+    assert table4["paper F1 (%)"].iloc[2] is None  # no data condition in the name
+    # The paper does not say whether it counts pairs or tokens: the same number by both.
+    tokens = frame[(frame["table"] == "4") & (frame["unit"] == "tokens")]
+    assert tokens["paper F1 (%)"].tolist()[:4] == \
+        frame[(frame["table"] == "4") & (frame["unit"] == "pairs")]["paper F1 (%)"].tolist()[:4]
+    # Table 9: per model and data, in the paper's order (raw before distilled)
+    table9 = frame[frame["table"] == "9"]
+    assert table9[["system", "data"]].drop_duplicates().fillna("?").values.tolist() == [
+        ["CMLM", "raw"], ["GLAT", "raw"], ["DAT", "distilled"], ["mine", "?"]]
+    cmlm = table9[(table9["system"] == "CMLM") & (table9["type"] == "continuous")].iloc[0]
+    assert cmlm["human (%)"] == "50.00" and cmlm["automatic (%)"] == "25.00"
+    assert float(cmlm["paper human (%)"]) == lookup("wang_nat", "Table 9", "en-zh/raw/cmlm",
+                                                    "crr/human")
+    dat = table9[(table9["system"] == "DAT") & (table9["type"] == "discontinuous")].iloc[0]
+    assert float(dat["paper automatic (%)"]) == lookup("wang_nat", "Table 9",
+                                                       "en-zh/distilled/dat", "drr/automatic")
+    assert table9[table9["system"] == "mine"]["paper human (%)"].isna().all()
+
+
+def test_agreement_table_of_a_report_without_per_system_counts_pools_everything():
+    agree = _agree(1, 2, 1)
+    report = {"pairs": {"continuous": agree}, "tokens": {"continuous": agree},
+              "systems": {"cmlm.raw": {"human": {"crr": 0.1, "drr": 0.0},
+                                       "automatic": {"crr": 0.1, "drr": 0.0}}}}
+    frame = agreement_table(report)
+    table4 = frame[frame["table"] == "4"]
+    assert len(table4) == 2 and table4["data"].isna().all()
+    assert table4["paper precision (%)"].isna().all()
+    # Table 9 still knows the system's model and data
+    assert frame[frame["table"] == "9"]["paper human (%)"].notna().all()
+
+
+def test_agreement_command_notes_the_paper_source(tmp_path):
+    report = write_json(tmp_path / "agreement.json",
+                        {"pairs": {}, "tokens": {},
+                         "systems": {"glat_oaxe.distilled": _system((1, 1, 1), 0.1, 0.1)}})
+    md = tmp_path / "agreement.md"
+    assert main(["table", "nat-agreement", "--report", report, "--md", str(md),
+                 "--csv", str(tmp_path / "agreement.csv")]) == 0
+    text = md.read_text(encoding="utf-8")
+    assert "paper F1 (%)" in text and "Table 4; not directly comparable" in text
+    assert "WMT20 En→Zh" in text and "pairs or tokens" in text
+
+
+def test_checkpoint_candidates_include_epoch_checkpoints(tmp_path):
+    # The paper-scale +OaXE fine-tuning keeps checkpoint<epoch>.pt, one per epoch.
+    torch = pytest.importorskip("torch")
+
+    def save(name: str, updates: int) -> None:
+        torch.save({"optimizer_history": [{"num_updates": updates}]}, tmp_path / name)
+
+    save("checkpoint1.pt", 700)
+    save("checkpoint2.pt", 1400)
+    save("checkpoint10.pt", 7000)
+    save("checkpoint_3_2000.pt", 2000)
+    save("checkpoint_last.pt", 7000)
+    save("checkpoint_best.pt", 1400)
+    (tmp_path / "checkpoint_x.pt").write_bytes(b"")  # not a checkpoint name of fairseq's
+    found = [(p.name, u) for p, u in checkpoint_candidates(tmp_path)]
+    assert found == [("checkpoint1.pt", 700), ("checkpoint2.pt", 1400),
+                     ("checkpoint_3_2000.pt", 2000), ("checkpoint10.pt", 7000)]
 
 
 def test_score_pair_argument():

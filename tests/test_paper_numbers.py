@@ -3,6 +3,7 @@ papers' own arithmetic holds (the cells where it does not are marked as expected
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections import Counter
 from pathlib import Path
@@ -40,9 +41,9 @@ def test_every_file_parses_with_unique_keys(paper: str) -> None:
 EXPECTED_COUNTS = {
     LDD: {"Table 1": 13, "Section 3.1": 11, "Table 2": 8, "Table 3": 25, "Table 4": 36,
           "Table 5": 49, "Table 6": 8, "Section 4.3": 15},
-    NAT: {"Table 2": 60, "Table 4": 12, "Table 5": 80, "Table 9": 40, "Table 10": 80,
-          "Section 2": 2, "Appendix A": 1, "Section 3.1": 1, "Section 3.2": 2,
-          "Appendix B.3": 1},
+    NAT: {"Table 2": 60, "Table 4": 12, "Table 5": 80, "Table 6": 25, "Table 9": 40,
+          "Table 10": 80, "Section 2": 2, "Appendix A": 1, "Section 3.1": 1, "Section 3.2": 2,
+          "Appendix B.1": 7, "Appendix B.2": 3, "Appendix B.3": 1},
     LEX: {"Table 1": 5, "Table 2": 8, "Table 3": 12, "Table 4": 32, "Table 5": 48,
           "Table 6": 12, "Section 2.3": 6, "Section 3.1": 3},
     THESIS: {"Table 3.1": 30, "Table 3.2": 18},
@@ -87,6 +88,14 @@ def test_package_data_declared() -> None:
     (NAT, "Table 5", "de-en/distilled/dat", "bleu", 41.5),
     (NAT, "Table 4", "en-zh/distilled", "discontinuous/r", 91.4),
     (NAT, "Table 9", "en-zh/raw/dat", "drr/automatic", 7.39),
+    (NAT, "Table 6", "cmlm", "lr", 0.0007),
+    (NAT, "Table 6", "glat_oaxe", "lr", 0.000005),
+    (NAT, "Table 6", "dat", "dropout", 0.1),
+    (NAT, "Table 6", "dat", "label_smoothing", 0.0),
+    (NAT, "Table 6", "glat", "gpu_hours", 840),
+    (NAT, "Table 6", "dat", "parameters", 90000000),
+    (NAT, "Appendix B.1", "training", "batch_size", 480000),
+    (NAT, "Appendix B.1", "oaxe-finetuning", "epochs", 10),
     (LDD, "Table 2", "news/de-en/reorder/ge5", "sentences", 306),
     (LDD, "Table 2", "books/en-de/baseline/all", "sentences", 51467),
     (LDD, "Table 3", "books/de-en/reflexive/all", "sentences", 13207),
@@ -208,6 +217,52 @@ def test_nat_f1_is_harmonic_mean(data: str, kind: str) -> None:
     p, r, f1 = (lookup(NAT, "Table 4", f"en-zh/{data}", f"{kind}/{m}") for m in ("p", "r", "f1"))
     assert p is not None and r is not None and f1 is not None
     assert abs(2 * p * r / (p + r) - f1) <= 0.05 + 1e-9
+
+
+@pytest.mark.parametrize("base", ["cmlm", "glat"])
+def test_nat_table6_oaxe_rows_fine_tune_their_base(base: str) -> None:
+    # "+OaXE" is a fine-tuning of its base model: the same size, a far smaller budget, and
+    # every Table 6 row keeps label smoothing 0.1 but DAT's.
+    size = lookup(NAT, "Table 6", base, "parameters")
+    assert size is not None and lookup(NAT, "Table 6", f"{base}_oaxe", "parameters") == size
+    assert lookup(NAT, "Table 6", f"{base}_oaxe", "gpu_hours") < lookup(NAT, "Table 6", base,
+                                                                         "gpu_hours")
+    assert lookup(NAT, "Table 6", f"{base}_oaxe", "label_smoothing") == 0.1
+
+
+NAT_TEXT = ROOT.parent / "shared" / "papers" / "wang-nat-information-redundancy.txt"
+
+
+def test_nat_table6_matches_the_paper_text() -> None:
+    # Table 6 body in the text: "<model> <size>M <hours>h <lr> <dropout> <label smoothing>",
+    # the +OaXE rows after their base model's.
+    if not NAT_TEXT.is_file():
+        pytest.skip(f"no paper text at {NAT_TEXT}")
+    text = NAT_TEXT.read_text(encoding="utf-8")
+    body = text[text.index("Learning Rate Dropout Label Smoothing"):text.index("Table 6:")]
+    printed = re.findall(r"^\s*(CMLM|GLAT|DAT|\+ OaXE) (\d+)M (\d+)h (\S+) (\S+) (\S+)\s*$",
+                         body, flags=re.MULTILINE)
+    assert len(printed) == 5
+    base = None
+    for name, size, hours, lr, dropout, smoothing in printed:
+        system = f"{base}_oaxe" if name == "+ OaXE" else name.lower()
+        base = base if name == "+ OaXE" else system
+        assert lookup(NAT, "Table 6", system, "parameters") == int(size) * 1_000_000
+        assert lookup(NAT, "Table 6", system, "gpu_hours") == int(hours)
+        assert lookup(NAT, "Table 6", system, "lr") == pytest.approx(float(lr))
+        assert lookup(NAT, "Table 6", system, "dropout") == float(dropout)
+        assert lookup(NAT, "Table 6", system, "label_smoothing") == float(smoothing)
+    training = text[text.index("B.1 Training"):text.index("B.2 Decoding")]
+    assert "batch size of 480K" in training and "for 300K steps" in training
+    assert "for 10 epochs" in training
+
+
+def test_nat_table6_printed_learning_rates_are_noted() -> None:
+    # Table 6 prints 7e-4 and the like; the file writes them out and keeps the print.
+    for e in entries(NAT):
+        if e.table == "Table 6" and e.column == "lr":
+            mantissa, exponent = e.note.removeprefix("printed ").split()[0].split("e-")
+            assert float(mantissa) * 10 ** -int(exponent) == pytest.approx(e.value), e.row
 
 
 # ----------------------------------------------------------------------------- lexical arithmetic

@@ -185,6 +185,19 @@ def test_scale_notes_state_updates_and_size(config, plan):
     assert f"best {config['nat']['average']}" in " ".join(plan.nat.scale_notes())
 
 
+def test_scale_notes_of_the_paper_recipe(config):
+    # +OaXE is bounded by epochs at paper scale (Appendix B.1), with a checkpoint each; the
+    # note says so instead of an update count, and that the paper ensembles its checkpoints.
+    notes = " ".join(with_nat(config, scale="paper", training={}, model_overrides={},
+                              resources={"gpu": 8}).nat.scale_notes())
+    assert "CMLM+OaXE 10 epochs of fine-tuning from the averaged base model, a checkpoint " \
+        "every epoch" in notes
+    assert "CMLM 300000 updates, a checkpoint every 10000;" in notes
+    assert "None" not in notes
+    assert "(interval, epoch, last, best by loss)" in notes and "ensembles" in notes
+    assert "up to 480000 tokens per update" in notes  # 8 GPUs x 7,500 tokens x 8 steps
+
+
 @pytest.mark.parametrize("change, message", [
     ({"models": ["cmlm_oaxe"]}, "fine-tuned from 'cmlm'"),
     ({"teacher": "transformer.xx"}, "not declared"),

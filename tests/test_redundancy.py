@@ -414,6 +414,23 @@ def test_agreement_by_hand():
             tokens["discontinuous"]["f1"]) == pytest.approx((5 / 7, 5 / 6, 10 / 13))
 
 
+def test_agreement_per_system_adds_up_to_the_pooled_counts():
+    # sys_a alone, by hand: continuous pairs auto a0(1,2) a3(1,2), human a0(1,2): 1 of 2, 1;
+    # discontinuous pairs auto a1(0,3) a1(1,4), human a1(1,4) a2(1,3): 1 of 2, 2.
+    hyps, results = annotated()
+    report = agreement(read_annotations(DATA / "annotations.tsv", hyps), results)
+    own = report["systems"]["sys_a"]["pairs"]
+    assert (own["continuous"]["matched"], own["continuous"]["automatic"],
+            own["continuous"]["human"]) == (1, 2, 1)
+    assert (own["discontinuous"]["matched"], own["discontinuous"]["automatic"],
+            own["discontinuous"]["human"]) == (1, 2, 2)
+    for unit in ("pairs", "tokens"):
+        for kind in ("continuous", "discontinuous"):
+            for count in ("matched", "automatic", "human"):
+                total = sum(s[unit][kind][count] for s in report["systems"].values())
+                assert total == report[unit][kind][count], (unit, kind, count)
+
+
 def test_human_and_automatic_ratios_by_hand():
     # Denominators: sys_a 4 + 4 + 4 + 3 = 15, sys_b 4 + 4 + 4 + 3 = 15.
     # sys_a automatic: cont 2, disc 2 -> 2/15, 2/15; human: cont 1 (a0:2), disc 2 -> 1/15, 2/15.

@@ -4,10 +4,12 @@ tables, as ``phenomt nat ...`` commands.
 
 - ``phenomt nat average``: fairseq's built-in ``--eval-bleu`` does not work with the
   ``translation_lev`` family of tasks, so the best checkpoints are chosen here: every kept
-  checkpoint (interval checkpoints, the last and the best by validation loss, one per update
-  count) decodes the validation set, is scored with BLEU, and the best N are averaged (when
-  no more than N are kept, all are averaged without decoding any). The ranking goes to a JSON
-  file.
+  checkpoint (interval and epoch checkpoints, the last and the best by validation loss, one
+  per update count) decodes the validation set, is scored with BLEU, and the best N are
+  averaged (when no more than N are kept, all are averaged without decoding any). The ranking
+  goes to a JSON file. The paper decodes with an *ensemble* of its 5 best checkpoints
+  (Section 2); the weight average here is one model, decoded at the cost of one, so our BLEU
+  and redundancy are those of a different system from the paper's ensemble.
 - ``phenomt nat speed``: sentences per second and latency at several batch sizes, from
   fairseq-generate's own inference timer (model loading and data reading excluded).
 - ``phenomt table nat-results|nat-speed|nat-agreement``: Tables 5 and 10, the
@@ -29,6 +31,7 @@ import logging
 import os
 import re
 import tempfile
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +51,7 @@ from phenomt.core.nmt import (
     parse_speed,
 )
 from phenomt.core.tables import format_number, load_json, write_table
-from phenomt.nat.recipes import NAT_MODELS, SYSTEM_LABELS
+from phenomt.nat.recipes import AR_SYSTEM, NAT_MODELS, SYSTEM_LABELS, parse_nat_system
 
 _SYSTEM_ORDER = {name: rank for rank, name in enumerate(["ar", *NAT_MODELS])}
 _DATA_ORDER = {"raw": 0, "distilled": 1}
@@ -129,6 +132,7 @@ def generate_in_process(data_bin: str | Path, options: Mapping[str, Any]) -> Gen
 # --------------------------------------------------------------------------- checkpoint choice
 
 _INTERVAL = re.compile(r"^checkpoint_\d+_(\d+)\.pt$")
+_EPOCH = re.compile(r"^checkpoint\d+\.pt$")
 
 
 def checkpoint_updates(path: str | Path) -> int:
@@ -146,9 +150,11 @@ def checkpoint_candidates(directory: str | Path) -> list[tuple[Path, int]]:
     """Kept checkpoints of a training run, one per update count, by update count.
 
     Interval checkpoints (``checkpoint_<epoch>_<updates>.pt``) carry the count in their name;
-    ``checkpoint_last.pt`` and ``checkpoint_best.pt`` are read. fairseq writes no interval
-    checkpoint at the end of an epoch, so those states only survive as last or best. Files
-    saved at the same update count hold the same weights.
+    epoch checkpoints (``checkpoint<epoch>.pt``, kept when ``--no-epoch-checkpoints`` is off,
+    as for the paper-scale "+OaXE" fine-tuning of 10 epochs), ``checkpoint_last.pt`` and
+    ``checkpoint_best.pt`` are read. Without epoch checkpoints, the state at the end of an
+    epoch only survives as last or best. Files saved at the same update count hold the same
+    weights.
     """
     folder = Path(directory)
     found: dict[int, Path] = {}
@@ -156,8 +162,9 @@ def checkpoint_candidates(directory: str | Path) -> list[tuple[Path, int]]:
         match = _INTERVAL.match(path.name)
         if match:
             found.setdefault(int(match.group(1)), path)
-    for name in ("checkpoint_last.pt", "checkpoint_best.pt"):
-        path = folder / name
+    epochs = sorted((p for p in folder.glob("checkpoint*.pt") if _EPOCH.match(p.name)),
+                    key=lambda p: int(p.name[len("checkpoint"):-len(".pt")]))
+    for path in [*epochs, folder / "checkpoint_last.pt", folder / "checkpoint_best.pt"]:
         if path.is_file():
             found.setdefault(checkpoint_updates(path), path)
     return [(path, updates) for updates, path in sorted(found.items())]
@@ -387,25 +394,118 @@ def speed_table(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
         drop=True)
 
 
-def agreement_table(report: Mapping[str, Any]) -> pd.DataFrame:
+# The paper annotated 100 WMT20 En->Zh sentences per system (its Tables 2, 4 and 9).
+AGREEMENT_PAIR = "en-zh"
+_AGREEMENT_COLUMNS = {"precision (%)": "p", "recall (%)": "r", "F1 (%)": "f1"}
+
+
+def _annotated_system(name: str) -> tuple[str | None, str | None]:
+    """``(model, data)`` of an annotated system named ``<model>.<data>``; ``(None, None)``
+    for any other name (the paper's numbers are looked up by model and training data)."""
+    try:
+        model, data = parse_nat_system(name)
+    except ValueError:
+        return None, None
+    return (None, None) if model == AR_SYSTEM else (model, data)
+
+
+def _agreement_groups(report: Mapping[str, Any]) -> list[tuple[str | None, dict]]:
+    """Table 4's groups: the annotated systems pooled by training data, as in the paper
+    (``None``: systems whose data the name does not give). A report without per-system
+    counts (written before they were added) gives one pooled group."""
+    systems = report.get("systems", {})
+    if not systems or any("pairs" not in v for v in systems.values()):
+        return [(None, {unit: report[unit] for unit in ("pairs", "tokens")})]
+    sums: dict[str | None, dict] = {}
+    for name, counts in systems.items():
+        group = sums.setdefault(_annotated_system(name)[1], {})
+        for unit in ("pairs", "tokens"):
+            for kind, agree in counts[unit].items():
+                total = group.setdefault(unit, {}).setdefault(kind, Counter())
+                total.update({k: agree[k] for k in ("matched", "automatic", "human")})
+    groups = []
+    for data in sorted(sums, key=lambda d: _DATA_ORDER.get(d, 9)):
+        groups.append((data, {unit: {kind: _agreement(**total) for kind, total in kinds.items()}
+                              for unit, kinds in sums[data].items()}))
+    return groups
+
+
+def _agreement(matched: int, automatic: int, human: int) -> dict[str, Any]:
+    """Precision, recall and F1 of summed counts, as
+    :class:`phenomt.core.metrics.redundancy.Agreement` gives them (not imported: it brings
+    numpy into every table command)."""
+    return {"precision": matched / automatic if automatic else None,
+            "recall": matched / human if human else None,
+            "f1": 2 * matched / (automatic + human) if automatic + human else None,
+            "matched": matched, "automatic": automatic, "human": human}
+
+
+def agreement_table(report: Mapping[str, Any], pair: str = AGREEMENT_PAIR) -> pd.DataFrame:
     """Paper Table 4 (precision, recall, F1 of the metric against human marks, on exact pairs
-    and on redundant tokens) and Table 9 (human and automatic ratios per system), stacked."""
+    and on redundant tokens, per training data) and Table 9 (human and automatic ratios per
+    system), stacked, with the paper's number of ``pair`` beside each of ours.
+
+    The data and model come from system names ``<model>.<raw|distilled>``; other names get
+    no paper number. The paper does not say whether Table 4 counts pairs or tokens, so its
+    number stands beside both.
+    """
     rows = []
     for unit in ("pairs", "tokens"):
-        for kind, agree in report[unit].items():
-            rows.append({"table": "4", "system": "all", "type": kind, "unit": unit,
-                         "precision (%)": _percent(agree["precision"], 1),
-                         "recall (%)": _percent(agree["recall"], 1),
-                         "F1 (%)": _percent(agree["f1"], 1),
-                         # as text: the Table 9 rows leave these empty, which would turn
-                         # a numeric column into floats
-                         **{k: str(agree[k]) for k in ("matched", "automatic", "human")}})
-    for system, ratios in report["systems"].items():
+        for data, agreements in _agreement_groups(report):
+            for kind, agree in agreements[unit].items():
+                rows.append({"table": "4", "system": "all", "data": data, "type": kind,
+                             "unit": unit,
+                             "precision (%)": _percent(agree["precision"], 1),
+                             "recall (%)": _percent(agree["recall"], 1),
+                             "F1 (%)": _percent(agree["f1"], 1),
+                             # as text: the Table 9 rows leave these empty, which would turn
+                             # a numeric column into floats
+                             **{k: str(agree[k]) for k in ("matched", "automatic", "human")}})
+    table4 = pd.DataFrame(rows)
+    if rows:
+        table4 = papers.beside(table4, PAPER, "Table 4", lambda r: f"{pair}/{r['data']}",
+                               {ours: (lambda r, m=m: f"{r['type']}/{m}")
+                                for ours, m in _AGREEMENT_COLUMNS.items()}, printed=True)
+    rows = []
+    for name, ratios in report["systems"].items():
+        model, data = _annotated_system(name)
         for kind, key in (("continuous", "crr"), ("discontinuous", "drr")):
-            rows.append({"table": "9", "system": system, "type": kind, "unit": "ratio",
+            rows.append({"_order": (_DATA_ORDER.get(data, 9), _SYSTEM_ORDER.get(model, 99)),
+                         "_key": f"{pair}/{data}/{model}", "_column": key,
+                         "table": "9", "system": _label(model) if model else name,
+                         "data": data, "type": kind, "unit": "ratio",
                          "human (%)": _percent(ratios["human"][key]),
                          "automatic (%)": _percent(ratios["automatic"][key])})
-    return pd.DataFrame(rows)
+    if not rows:
+        return table4
+    table9 = pd.DataFrame(rows).sort_values("_order", kind="stable").reset_index(drop=True)
+    table9 = papers.beside(table9, PAPER, "Table 9", "{_key}",
+                           {"human (%)": "{_column}/human",
+                            "automatic (%)": "{_column}/automatic"}, printed=True)
+    table9 = table9.drop(columns=["_order", "_key", "_column"])
+    return pd.concat([table4, table9], ignore_index=True)
+
+
+def agreement_notes(pair: str = AGREEMENT_PAIR) -> list[str]:
+    """Where the agreement table's paper columns come from and how far ours compare."""
+    return [
+        "Paper columns: Table 4 by the training data of the annotated NAT systems (pooled over "
+        "the systems of that data, as the paper's rows are), Table 9 per model and data; "
+        "systems not named <model>.<raw|distilled> get none. The paper does not say whether "
+        "Table 4 counts redundant pairs or tokens: its number stands beside both. Table 9: "
+        f"{papers.citation(PAPER, 'Table 9')}, on the same annotations as Table 4.",
+        papers.comparability(PAPER, "Table 4", {
+            "test set": f"the paper annotated 100 sentences of WMT20 {_arrow(pair)} per system "
+                        "(two translators); ours are the annotations this run was given",
+            "synonyms": "the paper's come from mBART embeddings, ours from the configured "
+                        "vectors or the teacher's embeddings",
+            "models": "the paper's systems are trained at paper scale; ours at this run's"}),
+    ]
+
+
+def _arrow(pair: str) -> str:
+    src, _, tgt = pair.partition("-")
+    return f"{src.capitalize()}→{tgt.capitalize()}"
 
 
 # --------------------------------------------------------------------------- command line
@@ -459,7 +559,8 @@ def _speed_table_command(args: argparse.Namespace) -> int:
 def _agreement_command(args: argparse.Namespace) -> int:
     frame = agreement_table(load_json(args.report))
     notes = ["Table 4 rows: the metric's redundant pairs (and redundant tokens) against the "
-             "human ones; Table 9 rows: human and automatic ratios per system.", *args.note]
+             "human ones; Table 9 rows: human and automatic ratios per system.", *args.note,
+             *agreement_notes()]
     write_table(frame, args.md, args.csv,
                 "Agreement of CRR/DRR with human annotation (paper Tables 4 and 9)", notes)
     return 0

@@ -380,13 +380,23 @@ class NatPlan(SectionPlan):
         trained = self.data.trained_notes()
         teacher = self.teachers[0]
         parts = []
+        epoch_checkpoints = False
         for model in self.nat_models:
             options = self.train_options(teacher, f"{model}.{self.data_conditions[0]}")
-            kind = "fine-tuning updates from the averaged base model" if base_model(model) \
-                else "updates"
             interval = options.get("save_interval_updates")
             kept = f", a checkpoint every {interval}" if interval else ""
-            parts.append(f"{SYSTEM_LABELS[model]} {options.get('max_update')} {kind}{kept}")
+            if not options.get("no_epoch_checkpoints"):
+                epoch_checkpoints = True
+                kept += ", a checkpoint every epoch"
+            if not options.get("max_update") and options.get("max_epoch"):
+                # The paper-scale +OaXE fine-tuning is bounded by epochs, not updates.
+                kind = ("epochs of fine-tuning from the averaged base model" if base_model(model)
+                        else "epochs")
+                parts.append(f"{SYSTEM_LABELS[model]} {options['max_epoch']} {kind}{kept}")
+            else:
+                kind = ("fine-tuning updates from the averaged base model" if base_model(model)
+                        else "updates")
+                parts.append(f"{SYSTEM_LABELS[model]} {options.get('max_update')} {kind}{kept}")
         first = f"{self.nat_models[0]}.{self.data_conditions[0]}"
         options = self.train_options(teacher, first)
         size = (f"{options.get('encoder_layers')}+{options.get('decoder_layers')} layers, "
@@ -395,12 +405,13 @@ class NatPlan(SectionPlan):
         gpus = max(1, self.resource(first, "gpu"))
         tokens = (int(fairseq_value(options, "max_tokens"))
                   * int(fairseq_value(options, "update_freq")) * gpus)
+        kinds = "interval, epoch" if epoch_checkpoints else "interval"
         return [
             *trained,
             f"NAT models: {self.scale} recipe, {size}, up to {tokens} tokens per update; "
             f"{'; '.join(parts)}; the best {self.average} of the kept checkpoints "
-            f"(interval, last, best by loss) by validation BLEU averaged (all of them, unranked, "
-            f"when no more are kept); seed "
+            f"({kinds}, last, best by loss) by validation BLEU averaged (all of them, unranked, "
+            f"when no more are kept; the paper ensembles its best 5 instead); seed "
             f"{self.seed}.",
             f"Distilled data: the teacher's translation of its own training source "
             f"({self._distill_description(teacher)}), binarized with the teacher's "

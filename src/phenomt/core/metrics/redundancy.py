@@ -75,7 +75,9 @@ Dr(y_i) = 1, where j is the *nearest* earlier position with R(y_i, y_j) = 1, so 
 token is linked to its previous occurrence (annotators should link the same way). Agreement is
 reported both on exact pairs and on redundant tokens (the later position b only, which does not
 depend on the partner chosen). Human ratios count each later token b once per type, and, as for
-the metric, a token marked continuous is not counted again as discontinuous.
+the metric, a token marked continuous is not counted again as discontinuous. Name a system
+``<model>.<raw|distilled>`` (e.g. ``cmlm_oaxe.distilled``) and the agreement table puts the
+paper's Table 4 and Table 9 numbers of the same training data and model beside ours.
 """
 
 from __future__ import annotations
@@ -758,16 +760,27 @@ def agreement(annotations: Sequence[Annotation],
     ``results`` holds the metric's sentence results of every annotated system, one per line of
     its hypothesis file; all those lines count as inspected by the annotators. Human and
     automatic ratios share the pooled denominator, the sum of (|Y| - 1) over the system's lines.
+    Each system also gets its own pair and token agreement: items are keyed by system, so the
+    counts of a group of systems add up (the paper's Table 4 pools by training data).
     """
     auto, human = automatic_pairs(results), human_pairs(annotations)
     auto_tokens, human_tokens = redundant_tokens(auto), redundant_tokens(human)
+
+    def own(items: Mapping[str, set], system: str) -> dict[str, set]:
+        return {kind: {i for i in items[kind] if i[0] == system} for kind in KINDS}
+
     systems = {}
     for system, sentences in results.items():
         pooled = pool(sentences)
         marked = {kind: sum(1 for s, *_ in human_tokens[kind] if s == system) for kind in KINDS}
+        pairs = own(auto, system), own(human, system)
+        tokens = own(auto_tokens, system), own(human_tokens, system)
         systems[system] = {
             "human": _ratios(marked["continuous"], marked["discontinuous"], pooled.denominator),
             "automatic": _ratios(pooled.continuous, pooled.discontinuous, pooled.denominator),
+            "pairs": {kind: _agree(pairs[0][kind], pairs[1][kind]).as_dict() for kind in KINDS},
+            "tokens": {kind: _agree(tokens[0][kind], tokens[1][kind]).as_dict()
+                       for kind in KINDS},
         }
     return {
         "pairs": {kind: _agree(auto[kind], human[kind]).as_dict() for kind in KINDS},
