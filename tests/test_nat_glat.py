@@ -8,7 +8,9 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("fairseq")
 
 from phenomt.fairseq_ext.glat import (  # noqa: E402
+    GlancingDecoder,
     anneal_steps_from_args,
+    copy_positions,
     glance,
     glancing_count,
     glancing_ratio,
@@ -81,3 +83,26 @@ def test_glance_with_a_perfect_first_pass_reveals_nothing():
     decoder_input = torch.tensor([[0, UNK, UNK, 2]])
     targets = torch.tensor([[0, 7, 8, 2]])
     assert torch.equal(glance(decoder_input, targets, targets, UNK, 0.5), decoder_input)
+
+
+def test_copy_positions_count_from_the_first_real_source_token():
+    # Sources of 3 and 5 tokens in a batch of width 5; targets of 5 and 3 tokens (+1 pad).
+    # Target j of T reads source round(j * (S-1)/(T-1)): S=3, T=5 -> 0 0.5 1 1.5 2 -> 0 0 1 2 2
+    # (torch rounds half to even); S=5, T=3 -> 0 2 4.
+    tgt = torch.tensor([[True] * 5, [True] * 3 + [False] * 2])
+    right = torch.tensor([[True] * 3 + [False] * 2, [True] * 5])
+    left = torch.tensor([[False] * 2 + [True] * 3, [True] * 5])
+    assert copy_positions(right, tgt).tolist() == [[0, 0, 1, 2, 2], [0, 2, 4, 0, 0]]
+    # left padding shifts the first sentence's positions past its two pads
+    assert copy_positions(left, tgt).tolist() == [[2, 2, 3, 4, 4], [0, 2, 4, 0, 0]]
+
+
+def test_a_sentence_copies_the_same_embeddings_whatever_its_batch():
+    decoder = GlancingDecoder.__new__(GlancingDecoder)  # forward_copying_source uses no state
+    source = torch.arange(1.0, 4.0).view(1, 3, 1)  # embeddings 1, 2, 3 of a 3-token source
+    alone = decoder.forward_copying_source(source, torch.ones(1, 3, dtype=torch.bool),
+                                           torch.ones(1, 4, dtype=torch.bool))
+    padded = torch.cat([torch.zeros(1, 2, 1), source], dim=1)  # left-padded in a wider batch
+    mask = torch.tensor([[False, False, True, True, True]])
+    batched = decoder.forward_copying_source(padded, mask, torch.ones(1, 4, dtype=torch.bool))
+    assert alone.flatten().tolist() == batched.flatten().tolist() == [1.0, 2.0, 2.0, 3.0]

@@ -20,6 +20,7 @@ from fairseq.models import register_model, register_model_architecture
 from fairseq.models.nat import NATransformerModel
 from fairseq.models.nat.nonautoregressive_transformer import (
     NATransformerDecoder,
+    _uniform_assignment,
     base_architecture,
 )
 from fairseq.modules.transformer_sentence_encoder import init_bert_params
@@ -99,6 +100,22 @@ def glance(decoder_input: Tensor, targets: Tensor, predictions: Tensor, hidden: 
     return torch.where(revealed, targets, decoder_input)
 
 
+def copy_positions(src_masks: Tensor, tgt_masks: Tensor) -> Tensor:
+    """For each target position, the source position whose embedding it copies: target
+    position j of a sentence of T tokens reads source token round(j (S-1)/(T-1)) of S.
+
+    Source tokens are counted from each sentence's first non-padding position, so left- and
+    right-padded batches copy the same tokens. fairseq's own copy counts from position 0, which
+    assumes right padding, while its translation tasks pad sources on the left: a sentence then
+    copies padding, and what it copies depends on the longest sentence of its batch (fairseq
+    issue #1316). A model trained that way memorises batch-dependent inputs and decodes its
+    own training data badly in any other batch.
+    """
+    first = src_masks.long().argmax(dim=1, keepdim=True)  # first True: the first real token
+    positions = _uniform_assignment(src_masks.sum(1), tgt_masks.sum(1)) + first
+    return positions.masked_fill(~tgt_masks, 0)
+
+
 class GlancingDecoder(NATransformerDecoder):
     """NAT decoder whose input mixes copied source embeddings and revealed reference tokens.
 
@@ -106,6 +123,12 @@ class GlancingDecoder(NATransformerDecoder):
     embedding (with ``--src-embedding-copy``); any other token (a revealed reference token,
     ``<s>``, ``</s>``) gets its own word embedding.
     """
+
+    def forward_copying_source(self, src_embeds: Tensor, src_masks: Tensor,
+                               tgt_masks: Tensor) -> Tensor:
+        positions = copy_positions(src_masks, tgt_masks)
+        return torch.gather(src_embeds, 1, positions.unsqueeze(-1).expand(
+            *positions.size(), src_embeds.size(-1)))
 
     def forward_embedding(self, prev_output_tokens: Tensor, states: Tensor | None = None):
         if states is not None:
