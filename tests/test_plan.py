@@ -70,9 +70,9 @@ def test_ldd_sets_follow_the_source_language(plan):
 
 
 def test_locality_run_options():
-    plan = Plan(load_config(ROOT / "config" / "cpu.yaml"))  # every run of Table 1
+    plan = Plan(load_config(ROOT / "config" / "findings.yaml"))  # 7 runs x 3 seeds
     runs = plan.locality.runs()
-    assert "perposemb.learned.transformer.s1" in runs and len(runs) == 8
+    assert "perposemb.learned.transformer.s3" in runs and len(runs) == 21
     perposemb = plan.locality.train_options("perposemb.learned.transformer.s1")
     assert perposemb["arch"] == "transformer_permuted_positions_tiny"
     assert perposemb["user_dir"].endswith("fairseq_ext") and perposemb["encoder_learned_pos"]
@@ -180,3 +180,16 @@ def test_tcp_of_a_document_sample_reads_the_sampled_ids():
     sampled.check()
     assert "--docids results/data/raw/doc2doc.test.docids" in sampled.lexcons.tcp_args("concat")
     assert "results/data/raw/doc2doc.test.docids" in sampled.lexcons.tcp_inputs("concat")
+
+
+def test_findings_config_trains_on_multi30k_with_validation_bleu():
+    plan = Plan(load_config(ROOT / "config" / "findings.yaml"))
+    assert plan.models.names == ["transformer.de-en"]
+    assert plan.models.train_corpora("transformer.de-en") == ["multi30k.train"]
+    assert plan.models.valid("transformer.de-en") == "multi30k.val"
+    options = plan.models.train_options("transformer.de-en")
+    assert options["eval_bleu"] and options["best_checkpoint_metric"] == "bleu"
+    assert plan.models.learning_curves() == [
+        f"{plan.out}/figures/learning_curve.transformer.de-en.{ext}" for ext in ("png", "svg")]
+    # the default config's models train without validation BLEU: no curve
+    assert Plan(load_config(ROOT / "config" / "config.yaml")).models.learning_curves() == []

@@ -22,7 +22,7 @@ def test_lint_is_clean():
 
 
 @pytest.mark.parametrize("config", [ROOT / "config" / "config.yaml",
-                                    ROOT / "config" / "cpu.yaml", TINY_CONFIG, *PAPER_CONFIGS],
+                                    ROOT / "config" / "findings.yaml", TINY_CONFIG, *PAPER_CONFIGS],
                          ids=lambda p: p.name)
 def test_dry_run_builds_dag_quickly(config, tmp_path):
     # CPU time of the snakemake process, not wall time, so a busy machine does not fail it;

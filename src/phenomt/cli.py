@@ -28,7 +28,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "doc": ("phenomt.core.doccontext",),
     "align": ("phenomt.core.align",),
     "parse": ("phenomt.core.parse",),
-    "nmt": ("phenomt.core.nmt",),
+    "nmt": ("phenomt.core.nmt", "phenomt.core.curves"),
     "score": ("phenomt.core.metrics.bleu", "phenomt.core.metrics.redundancy",
               "phenomt.core.metrics.tcp", "phenomt.lexcons.chains"),
     "extract": ("phenomt.ldd.extract",),

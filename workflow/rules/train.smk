@@ -88,3 +88,24 @@ rule model_card:
     shell:
         "phenomt table model-card --name {wildcards.model} --spec {params.spec:q}"
         " --assemble {input.assemble} --output {output} > {log} 2>&1"
+
+
+# Validation BLEU by epoch of a model trained with fairseq's --eval-bleu (every launch of a
+# resumed training: `nmt train` keeps them in model.json beside the model).
+rule learning_curve:
+    input:
+        f"{OUT}/models/{{model}}/model.pt",
+    output:
+        csv=f"{OUT}/tables/learning_curve.{{model}}.csv",
+        png=f"{OUT}/figures/learning_curve.{{model}}.png",
+        svg=f"{OUT}/figures/learning_curve.{{model}}.svg",
+    params:
+        info=lambda w, input: os.path.splitext(input[0])[0] + ".json",
+        title=lambda w: f"{w.model}: validation BLEU by epoch",
+    log:
+        f"{OUT}/logs/learning_curve/{{model}}.log",
+    conda:
+        ENV
+    shell:
+        "phenomt nmt learning-curve --model-info {params.info} --csv {output.csv}"
+        " --figure {output.png} {output.svg} --title {params.title:q} > {log} 2>&1"

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from phenomt.core.bpe import remove_bpe
+from phenomt.core.curves import parse_validations
 from phenomt.core.doccontext import current_sentence
 from phenomt.core.io import InputError, atomic_directory, atomic_write, count_lines, write_lines
 from phenomt.core.text import postprocess
@@ -159,6 +160,10 @@ def train(data_bin: str, save_dir: str, output: str, options: dict, seed: int,
     chosen from the data).
     """
     use_gpu = gpu_available()
+    # fairseq appends its metrics to this file on every launch, so the validation history of
+    # a resumed training survives (the rule's own log is new for each launch)
+    history = Path(save_dir) / "fairseq.log"
+    options = {**options, "log_file": str(history)}
     cmd = train_command(data_bin, save_dir, options, seed, use_gpu) + list(extra_args)
     last, best = Path(save_dir) / "checkpoint_last.pt", Path(save_dir) / "checkpoint_best.pt"
     updates = checkpoint_updates(last) if last.exists() else None
@@ -182,13 +187,17 @@ def train(data_bin: str, save_dir: str, output: str, options: dict, seed: int,
         best = last
     if not best.exists():
         raise RuntimeError(f"fairseq-train wrote no checkpoint in {save_dir}")
-    with atomic_write(output, "wb") as out, open(best, "rb") as src:
-        shutil.copyfileobj(src, out)
     info = {"command": cmd, "seed": seed, "gpu": use_gpu, "resumed": resumed,
-            "checkpoint": best.name}
+            "checkpoint": best.name,
+            "validation": parse_validations(history.read_text(encoding="utf-8",
+                                                              errors="replace"))
+            if history.exists() else []}
+    # the description first: a published model always has one
     with atomic_write(Path(output).with_suffix(".json")) as out:
         json.dump(info, out, indent=2)
         out.write("\n")
+    with atomic_write(output, "wb") as out, open(best, "rb") as src:
+        shutil.copyfileobj(src, out)
     return info
 
 

@@ -189,11 +189,10 @@ class DocumentsPlan(SectionPlan):
         The Doc-Transformer is step 2 of Zhang et al. (2018): the document-level parameters
         only, from the sentence model's weights; the concatenation model trains from scratch.
         """
-        base = self.models.settings(self.sentence)
         own = self._own(docmodel)
-        options = {**base["architecture"], **base["training"]}
+        options = self.models.train_options(self.sentence)
         if docmodel == DOC_TRANSFORMER:
-            arch = base["architecture"]["arch"]
+            arch = options["arch"]
             if arch not in DOC_ARCH:
                 raise ValueError(f"lexcons.models: no Doc-Transformer counterpart of the "
                                  f"sentence model's architecture {arch!r}")
@@ -208,13 +207,16 @@ class DocumentsPlan(SectionPlan):
     def train_options_json(self, docmodel: str) -> str:
         return options_json(self.train_options(docmodel))
 
-    def decode_options_json(self, docmodel: str) -> str:
+    def decode_options(self, docmodel: str) -> dict[str, Any]:
         options = dict(self.models.decode_options(self.sentence))
         if docmodel == DOC_TRANSFORMER:
             options.update(user_dir=USER_DIR, task="translation_doc", source_lang="src",
                            target_lang="tgt")
         options.update(self._own(docmodel)["decode"])
-        return options_json(options)
+        return options
+
+    def decode_options_json(self, docmodel: str) -> str:
+        return options_json(self.decode_options(docmodel))
 
     def generate_args(self, docmodel: str) -> str:
         return shell_args([("--concat-separator",

@@ -95,11 +95,14 @@ class LocalityPlan(SectionPlan):
     def train_options_json(self, run: str) -> str:
         return options_json(self.train_options(run))
 
-    def decode_options_json(self, run: str) -> str:
+    def decode_options(self, run: str) -> dict[str, Any]:
         options = dict(self.section["decode"])
         if self.setting(run) == "perposemb":
             options["user_dir"] = USER_DIR
-        return options_json(options)
+        return options
+
+    def decode_options_json(self, run: str) -> str:
+        return options_json(self.decode_options(run))
 
     def scale_note(self) -> str:
         loc = self.section

@@ -104,9 +104,13 @@ class ModelPlan:
     def decode_options(self, name: str) -> dict[str, Any]:
         return dict(self.settings(name)["decode"])
 
-    def train_options_json(self, name: str) -> str:
+    def train_options(self, name: str) -> dict[str, Any]:
+        """fairseq-train options: the model's architecture and training settings."""
         settings = self.settings(name)
-        return options_json({**settings["architecture"], **settings["training"]})
+        return {**settings["architecture"], **settings["training"]}
+
+    def train_options_json(self, name: str) -> str:
+        return options_json(self.train_options(name))
 
     def decode_options_json(self, name: str) -> str:
         return options_json(self.decode_options(name))
@@ -179,6 +183,11 @@ class ModelPlan:
 
     def bleu_json(self, name: str, part: str) -> str:
         return f"{self.dir(name)}/scores/{part}.bleu.json"
+
+    def learning_curves(self) -> list[str]:
+        """Figures of validation BLEU by epoch, for the models trained with ``eval_bleu``."""
+        return [f"{self.out}/figures/learning_curve.{name}.{ext}" for name in self.names
+                if self.settings(name)["training"].get("eval_bleu") for ext in ("png", "svg")]
 
     def card(self, name: str) -> str:
         return f"{self.dir(name)}/card.json"

@@ -1,0 +1,204 @@
+"""Overfitting runs: can a model kind memorise a small corpus?
+
+A model that cannot reproduce 150 sentence pairs it has seen many times has a bug in its loss,
+its masking, its schedule or its decoding. Each run goes through the pipeline's own code: the
+options come from the plan of the default config (``phenomt.plan``, as the rules get them);
+the data is written by the functions the rules call (locality preparation, document context,
+concatenation); training and decoding run through ``phenomt.core.nmt`` (fairseq-preprocess,
+fairseq-train with resumption, fairseq-generate with the pipeline's post-processing); BLEU is
+sacreBLEU's. Only the schedule is overridden (more updates, no dropout, small batches, no
+validation), so that memorising takes a minute on one core instead of the recipe's hours.
+
+Data: Multi30k training pairs from the offline mirror, Moses-tokenized, word level (subwords
+are not what is tested here).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from phenomt.core import nmt
+from phenomt.core.doccontext import DEFAULT_SEPARATOR, concat_lines, context_lines
+from phenomt.core.io import write_lines
+from phenomt.core.text import detokenize, tokenize
+from phenomt.ldd.locality import prepare
+from phenomt.plan import Plan, load_config
+from phenomt.plan.documents import CONCAT, DOC_TRANSFORMER
+
+ROOT = Path(__file__).resolve().parents[1]
+N_PAIRS = 100
+#: Sentences per pseudo-document for the document-level models (Multi30k has no documents).
+DOC_SIZE = 5
+#: The source length of the locality runs (all sentences of one length, as in the paper).
+LOCALITY_LENGTH = 10
+AR_MODEL = "transformer.de-en"
+SENT_MODEL = "transformer.zh-en"  # the default config's Sent-Transformer (step 1)
+
+#: What every overfitting run changes in the pipeline's options: the schedule only.
+SCHEDULE = {"dropout": 0.0, "max_tokens": 1024, "disable_validation": True,
+            "save_interval": 100_000, "save_interval_updates": 0, "log_interval": 50,
+            "no_epoch_checkpoints": True}
+
+
+def default_plan() -> Plan:
+    return Plan(load_config(ROOT / "config" / "config.yaml"))
+
+
+def multi30k_pairs(mirror: Path, n: int = N_PAIRS, length: int | None = None
+                   ) -> list[tuple[str, str]]:
+    """The first ``n`` Multi30k training pairs, Moses-tokenized; with ``length``, only pairs
+    whose German side has that many tokens."""
+    pairs = []
+    with gzip.open(mirror / "multi30k" / "train.de.gz", "rt", encoding="utf-8") as src, \
+            gzip.open(mirror / "multi30k" / "train.en.gz", "rt", encoding="utf-8") as tgt:
+        for de, en in zip(src, tgt, strict=True):
+            de_tok = tokenize(de.strip(), "de")
+            if length is not None and len(de_tok.split()) != length:
+                continue
+            pairs.append((de_tok, tokenize(en.strip(), "en")))
+            if len(pairs) == n:
+                return pairs
+    raise AssertionError(f"fewer than {n} Multi30k pairs of length {length}")
+
+
+@dataclass
+class Run:
+    """One overfitting run's folder, data and results."""
+
+    root: Path
+    train_src: list[str]
+    train_tgt: list[str]
+    references: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    log: str = ""
+
+    def prefix(self) -> str:
+        return str(self.root / "train")
+
+
+def write_pairs(root: Path, sources: list[str], targets: list[str],
+                context: list[str] | None = None) -> Run:
+    """``train.src``/``train.tgt`` (and ``train.ctx``) in a new folder."""
+    root.mkdir(parents=True, exist_ok=True)
+    write_lines(root / "train.src", sources)
+    write_lines(root / "train.tgt", targets)
+    if context is not None:
+        write_lines(root / "train.ctx", context)
+    return Run(root, sources, targets)
+
+
+def binarize(run: Run, joined: bool = True, dict_dir: str | None = None,
+             context: bool = False) -> str:
+    """fairseq-preprocess as the pipeline's binarize rule calls it (validation = training)."""
+    destdir = str(run.root / "bin")
+    ctx = {"train": run.prefix(), "valid": run.prefix()} if context else None
+    nmt.preprocess(destdir, str(run.root / "preprocess.log"), context=ctx,
+                   trainpref=run.prefix(), validpref=run.prefix(), dict_dir=dict_dir,
+                   joined_dictionary=joined and dict_dir is None)
+    return destdir
+
+
+def train(run: Run, data_bin: str, options: dict[str, Any], name: str = "model",
+          extra_args: list[str] | None = None, seed: int = 1) -> str:
+    """Train through :func:`phenomt.core.nmt.train`; returns the published checkpoint."""
+    output = str(run.root / f"{name}.pt")
+    log = run.root / f"{name}.train.log"
+    start = time.perf_counter()
+    nmt.train(data_bin, str(run.root / f"{name}-checkpoints"), output, options, seed,
+              str(log), extra_args or [])
+    run.seconds += time.perf_counter() - start
+    run.log = log.read_text(encoding="utf-8")
+    return output
+
+
+def train_in_two(run: Run, data_bin: str, options: dict[str, Any], halfway: int
+                 ) -> tuple[str, str]:
+    """Train up to update ``halfway``, keep that model, then resume to the end (the
+    pipeline's resumption path); returns the half-way and the final model."""
+    first = train(run, data_bin, {**options, "max_update": halfway})
+    kept = str(run.root / f"model-{halfway}.pt")
+    shutil.copyfile(first, kept)
+    return kept, train(run, data_bin, options)
+
+
+def decode(run: Run, data_bin: str, model: str, options: dict[str, Any],
+           context: bool = False, concat_separator: str | None = None) -> list[str]:
+    """Translate the training source as the pipeline decodes a test set (text layout with the
+    model's dictionaries, fairseq-generate, subwords merged, detokenized)."""
+    test_dir = str(run.root / "test")
+    nmt.write_text_layout(test_dir, run.prefix(), data_bin,
+                          context_testpref=run.prefix() if context else None)
+    output = run.root / "hyp.txt"
+    start = time.perf_counter()
+    nmt.generate(test_dir, model, str(run.root / "train.src"), str(output), "en", "none",
+                 options, 1, str(run.root / "generate.log"),
+                 concat_separator=concat_separator)
+    run.seconds += time.perf_counter() - start
+    return output.read_text(encoding="utf-8").splitlines()
+
+
+def bleu(hypotheses: list[str], tokenized_references: list[str]) -> float:
+    import sacrebleu
+
+    references = [detokenize(r, "en") for r in tokenized_references]
+    return sacrebleu.corpus_bleu(hypotheses, [references]).score
+
+
+def report(name: str, run: Run, score: float) -> None:
+    """A line for pytest's output (-s) and a JSON file beside the run, for the benchmarks."""
+    line = f"overfit {name}: BLEU {score:.1f} on its {len(run.train_src)} training pairs, " \
+           f"{run.seconds:.0f} s"
+    print(line)
+    (run.root / "overfit.json").write_text(json.dumps(
+        {"kind": name, "bleu": score, "seconds": run.seconds}) + "\n")
+
+
+# --- the data of each family -----------------------------------------------------------------
+
+def sentence_run(root: Path, pairs: list[tuple[str, str]]) -> Run:
+    return write_pairs(root, [s for s, _ in pairs], [t for _, t in pairs])
+
+
+def locality_run(root: Path, pairs: list[tuple[str, str]], setting: str) -> tuple[Run, dict]:
+    """The locality experiment's data preparation on pairs of one source length: all but two
+    pairs (held out, as ``prepare`` requires) are the training set."""
+    pool = root / "pool"
+    pool.mkdir(parents=True, exist_ok=True)
+    write_lines(pool / "corpus.src", [s for s, _ in pairs])
+    write_lines(pool / "corpus.tgt", [t for _, t in pairs])
+    info = prepare(pool / "corpus.src", pool / "corpus.tgt", root, setting,
+                   length=LOCALITY_LENGTH, n_test=1, n_valid=1, seed=1,
+                   src_lang="src", tgt_lang="tgt")
+    sources = (root / "train.src").read_text(encoding="utf-8").splitlines()
+    targets = (root / "train.tgt").read_text(encoding="utf-8").splitlines()
+    return Run(root, sources, targets), info
+
+
+def document_ids(n: int) -> list[str]:
+    return [f"doc{i // DOC_SIZE}" for i in range(n)]
+
+
+def doc_context_run(root: Path, pairs: list[tuple[str, str]], size: int) -> Run:
+    sources = [s for s, _ in pairs]
+    context = context_lines(sources, document_ids(len(sources)), size)
+    return write_pairs(root, sources, [t for _, t in pairs], context)
+
+
+def concat_run(root: Path, pairs: list[tuple[str, str]], size: int) -> Run:
+    ids = document_ids(len(pairs))
+    run = write_pairs(root, concat_lines([s for s, _ in pairs], ids, size),
+                      concat_lines([t for _, t in pairs], ids, size))
+    run.references = [t for _, t in pairs]  # the current sentences
+    return run
+
+
+__all__ = ["AR_MODEL", "CONCAT", "DEFAULT_SEPARATOR", "DOC_TRANSFORMER", "LOCALITY_LENGTH",
+           "N_PAIRS", "SCHEDULE", "SENT_MODEL", "Run", "binarize", "bleu", "concat_run",
+           "decode", "default_plan", "doc_context_run", "locality_run", "multi30k_pairs",
+           "report", "sentence_run", "train", "train_in_two"]

@@ -1,0 +1,53 @@
+"""Learning curves read from fairseq-train logs (phenomt.core.curves)."""
+
+import json
+
+import pytest
+
+from phenomt.cli import main
+from phenomt.core.curves import parse_validations
+
+VALID = "2026-11-25 12:31:02 | INFO | valid | epoch {:03d} | valid on 'valid' subset | "
+LOG = "\n".join([
+    "2026-11-25 12:30:01 | INFO | train_inner | epoch 001:     50 / 132 loss=9.1",
+    VALID.format(1) + "loss 8.5 | nll_loss 8.1 | bleu 2.12 | wps 406.4 | num_updates 132",
+    VALID.format(2) + "loss 6.25 | bleu 8.05 | num_updates 264 | best_bleu 8.05",
+    VALID.format(2) + "loss 6.0 | bleu 8.5 | num_updates 264",
+    VALID.format(3) + "loss 5.5 | num_updates 396",
+]) + "\n"
+
+
+def test_one_record_per_epoch_the_last_launch_wins():
+    records = parse_validations(LOG)
+    assert [r["epoch"] for r in records] == [1, 2, 3]
+    assert records[0] == {"epoch": 1, "num_updates": 132.0, "loss": 8.5, "bleu": 2.12}
+    # epoch 2 was validated twice (a resumed launch): the later line counts
+    assert records[1]["bleu"] == 8.5 and records[1]["loss"] == 6.0
+    # no BLEU on the line (training without --eval-bleu): NaN
+    assert records[2]["bleu"] != records[2]["bleu"]
+
+
+def test_command_writes_csv_and_figure_from_model_info(tmp_path, capsys):
+    info = tmp_path / "model.json"
+    info.write_text(json.dumps({"validation": parse_validations(LOG)[:2]}))
+    csv, png = tmp_path / "curve.csv", tmp_path / "curve.png"
+    assert main(["nmt", "learning-curve", "--model-info", str(info), "--csv", str(csv),
+                 "--figure", str(png)]) == 0
+    assert csv.read_text().splitlines() == ["epoch,num_updates,loss,bleu", "1,132,8.5,2.12",
+                                            "2,264,6,8.5"]
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    assert "best BLEU 8.50 at epoch 2" in capsys.readouterr().out
+
+
+def test_command_rejects_a_log_without_validation(tmp_path, capsys):
+    log = tmp_path / "train.log"
+    log.write_text("2026-11-25 | INFO | train_inner | epoch 001: loss=9\n")
+    assert main(["nmt", "learning-curve", "--log", str(log), "--csv",
+                 str(tmp_path / "c.csv")]) == 2
+    assert f"{log}: no validation records" in capsys.readouterr().err
+    assert not (tmp_path / "c.csv").exists()
+
+
+def test_command_needs_a_log_or_model_info():
+    with pytest.raises(SystemExit):
+        main(["nmt", "learning-curve", "--csv", "c.csv"])
