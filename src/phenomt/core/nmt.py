@@ -163,6 +163,7 @@ def train(data_bin: str, save_dir: str, output: str, options: dict, seed: int,
     # fairseq appends its metrics to this file on every launch, so the validation history of
     # a resumed training survives (the rule's own log is new for each launch)
     history = Path(save_dir) / "fairseq.log"
+    history.parent.mkdir(parents=True, exist_ok=True)  # fairseq opens it before making the folder
     options = {**options, "log_file": str(history)}
     cmd = train_command(data_bin, save_dir, options, seed, use_gpu) + list(extra_args)
     last, best = Path(save_dir) / "checkpoint_last.pt", Path(save_dir) / "checkpoint_best.pt"
