@@ -33,6 +33,8 @@ from phenomt.plan.documents import CONCAT, DOC_TRANSFORMER
 
 ROOT = Path(__file__).resolve().parents[1]
 N_PAIRS = 100
+#: Short sentences (the corpus averages 12 tokens) keep each run within its time budget.
+MAX_LENGTH = 12
 #: Sentences per pseudo-document for the document-level models (Multi30k has no documents).
 DOC_SIZE = 5
 #: The source length of the locality runs (all sentences of one length, as in the paper).
@@ -50,18 +52,19 @@ def default_plan() -> Plan:
     return Plan(load_config(ROOT / "config" / "config.yaml"))
 
 
-def multi30k_pairs(mirror: Path, n: int = N_PAIRS, length: int | None = None
-                   ) -> list[tuple[str, str]]:
-    """The first ``n`` Multi30k training pairs, Moses-tokenized; with ``length``, only pairs
-    whose German side has that many tokens."""
+def multi30k_pairs(mirror: Path, n: int = N_PAIRS, length: int | None = None,
+                   max_length: int = MAX_LENGTH) -> list[tuple[str, str]]:
+    """The first ``n`` Multi30k training pairs of at most ``max_length`` tokens a side,
+    Moses-tokenized; with ``length``, only pairs whose German side has that many tokens."""
     pairs = []
     with gzip.open(mirror / "multi30k" / "train.de.gz", "rt", encoding="utf-8") as src, \
             gzip.open(mirror / "multi30k" / "train.en.gz", "rt", encoding="utf-8") as tgt:
         for de, en in zip(src, tgt, strict=True):
-            de_tok = tokenize(de.strip(), "de")
-            if length is not None and len(de_tok.split()) != length:
+            de_tok, en_tok = tokenize(de.strip(), "de"), tokenize(en.strip(), "en")
+            de_len, en_len = len(de_tok.split()), len(en_tok.split())
+            if (length is not None and de_len != length) or max(de_len, en_len) > max_length:
                 continue
-            pairs.append((de_tok, tokenize(en.strip(), "en")))
+            pairs.append((de_tok, en_tok))
             if len(pairs) == n:
                 return pairs
     raise AssertionError(f"fewer than {n} Multi30k pairs of length {length}")
@@ -131,13 +134,14 @@ def decode(run: Run, data_bin: str, model: str, options: dict[str, Any],
            context: bool = False, concat_separator: str | None = None) -> list[str]:
     """Translate the training source as the pipeline decodes a test set (text layout with the
     model's dictionaries, fairseq-generate, subwords merged, detokenized)."""
-    test_dir = str(run.root / "test")
+    name = Path(model).stem  # one folder per decoded model
+    test_dir = str(run.root / f"test-{name}")
     nmt.write_text_layout(test_dir, run.prefix(), data_bin,
                           context_testpref=run.prefix() if context else None)
-    output = run.root / "hyp.txt"
+    output = run.root / f"hyp-{name}.txt"
     start = time.perf_counter()
     nmt.generate(test_dir, model, str(run.root / "train.src"), str(output), "en", "none",
-                 options, 1, str(run.root / "generate.log"),
+                 options, 1, str(run.root / f"generate-{name}.log"),
                  concat_separator=concat_separator)
     run.seconds += time.perf_counter() - start
     return output.read_text(encoding="utf-8").splitlines()
