@@ -82,7 +82,7 @@ def test_transformer_memorises(plan, pairs, tmp_path):
 
 # --- locality runs: learned and sinusoidal positions, PERPOSEMB, the LSTM --------------------
 
-LOCALITY_SCHEDULE = {**SCHEDULE, "max_update": 400, "lr": 0.003, "warmup_updates": 30}
+LOCALITY_SCHEDULE = {**SCHEDULE, "max_update": 600, "lr": 0.003, "warmup_updates": 30}
 # The 64-dimensional LSTM needs a larger step (at 0.003: BLEU 11 after 1,000 updates).
 LSTM_SCHEDULE = {**SCHEDULE, "max_update": 1000, "lr": 0.02}
 
@@ -111,15 +111,17 @@ def test_locality_model_memorises(plan, same_length_pairs, tmp_path, name):
 # --- non-autoregressive models -----------------------------------------------------------------
 
 NAT_SCHEDULE = {**SCHEDULE, "max_tokens": 512, "lr": 0.002, "warmup_updates": 50}
-NAT_UPDATES = {"cmlm": 1200, "glat": 1000, "dat": 280}
+NAT_UPDATES = {"cmlm": 800, "glat": 600, "dat": 280}
 # DAT decodes a graph of 8x the source length in the recipe; 4x here halves the time of an
 # update (the same DAG loss and decoding), and a larger step memorises within the budget.
 DAT_SCHEDULE = {"dat_upsample_scale": 4, "lr": 0.003, "warmup_updates": 30}
-# "+OaXE" fine-tunes its base model's checkpoint from this update, before it has memorised, so
-# that the order-agnostic loss itself has to finish the job. OaXE needs a model that already
-# places most words (from CMLM's update 300: BLEU 3 after 400 OaXE updates), as in the paper,
-# which fine-tunes trained models.
-OAXE_FROM = 700
+# "+OaXE" fine-tunes its base model's checkpoint of this update, before it has memorised its
+# data (training BLEU: CMLM 65 at update 500, 85 at 550, 99 at 600; GLAT 65 at 300, 96 at
+# 400), so that the order-agnostic loss itself has to finish the job. OaXE drops positions
+# the model gives little probability (loss truncation), so it needs a model that already
+# places most words, as in the paper, which fine-tunes trained models: from CMLM at 65 it
+# stalled at 72-75.
+OAXE_FROM = {"cmlm": 550, "glat": 300}
 OAXE_SCHEDULE = {**NAT_SCHEDULE, "max_update": 300, "lr": 0.001, "warmup_updates": 20}
 
 
@@ -137,34 +139,39 @@ def nat_check(plan, name: str, system: str, run: Run, data: str, model: str) -> 
 
 
 @pytest.fixture(scope="module")
-def nat_bases(plan, pairs, tmp_path_factory):
-    """CMLM and GLAT, trained once: their own tests and the "+OaXE" fine-tunings use them."""
-    def base(model: str):
-        run = sentence_run(tmp_path_factory.mktemp(model), pairs)
-        data = binarize(run)
-        options = {**plan.nat.train_options(TEACHER, f"{model}.raw"), **NAT_SCHEDULE,
-                   "max_update": NAT_UPDATES[model]}
-        halfway, final = train_in_two(run, data, options, OAXE_FROM)
-        return run, data, final, halfway
-    return {"cmlm": base("cmlm"), "glat": base("glat")}
+def nat_base(plan, pairs, tmp_path_factory):
+    """CMLM or GLAT, trained once on first use: its own test and its "+OaXE" fine-tuning use
+    it. Returns the run, its data, the final and the half-way model."""
+    trained = {}
+
+    def get(model: str):
+        if model not in trained:
+            run = sentence_run(tmp_path_factory.mktemp(model), pairs)
+            data = binarize(run)
+            options = {**plan.nat.train_options(TEACHER, f"{model}.raw"), **NAT_SCHEDULE,
+                       "max_update": NAT_UPDATES[model]}
+            halfway, final = train_in_two(run, data, options, OAXE_FROM[model])
+            trained[model] = run, data, final, halfway
+        return trained[model]
+    return get
 
 
 @pytest.mark.parametrize("model", ["cmlm", "glat"])
-def test_nat_base_model_memorises(plan, nat_bases, model):
-    run, data, final, _ = nat_bases[model]
+def test_nat_base_model_memorises(plan, nat_base, model):
+    run, data, final, _ = nat_base(model)
     nat_check(plan, model, f"{model}.raw", run, data, final)
 
 
 @pytest.mark.parametrize("model", ["cmlm_oaxe", "glat_oaxe"])
-def test_oaxe_fine_tuning_memorises(plan, pairs, nat_bases, tmp_path, model):
+def test_oaxe_fine_tuning_memorises(plan, pairs, nat_base, tmp_path, model):
     base = model.removesuffix("_oaxe")
+    _, data, _, start = nat_base(base)
     run = sentence_run(tmp_path, pairs)
-    data = nat_bases[base][1]  # the base model's dictionary
     options = {**plan.nat.train_options(TEACHER, f"{model}.raw"), **OAXE_SCHEDULE,
-               "finetune_from_model": nat_bases[base][3]}
+               "finetune_from_model": start}
     assert options["criterion"] == "phenomt_oaxe"
-    below_target(f"{base} at update {OAXE_FROM}", run, decode(
-        run, data, nat_bases[base][3], plan.nat.decode_options(TEACHER, f"{base}.raw")))
+    below_target(f"{base} at update {OAXE_FROM[base]}", run, decode(
+        run, data, start, plan.nat.decode_options(TEACHER, f"{base}.raw")))
     nat_check(plan, model, f"{model}.raw", run, data, train(run, data, options))
 
 
@@ -187,7 +194,8 @@ def sentence_model(plan, pairs, tmp_path_factory):
     return run, data, final, halfway
 
 
-DOC_FROM = 100
+# Step 1's model at this update reproduces its training data at BLEU 20 (100 at update 100).
+DOC_FROM = 60
 
 
 def test_sentence_model_memorises(plan, sentence_model):
