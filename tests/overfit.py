@@ -24,12 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from phenomt.core import nmt
-from phenomt.core.doccontext import DEFAULT_SEPARATOR, concat_lines, context_lines
+from phenomt.core.doccontext import concat_lines, context_lines
 from phenomt.core.io import write_lines
 from phenomt.core.text import detokenize, tokenize
 from phenomt.ldd.locality import prepare
 from phenomt.plan import Plan, load_config
-from phenomt.plan.documents import CONCAT, DOC_TRANSFORMER
 
 ROOT = Path(__file__).resolve().parents[1]
 N_PAIRS = 100
@@ -107,13 +106,14 @@ def binarize(run: Run, joined: bool = True, dict_dir: str | None = None,
     return destdir
 
 
-def train(run: Run, data_bin: str, options: dict[str, Any], name: str = "model",
+def train(run: Run, data_bin: str, options: dict[str, Any],
           extra_args: list[str] | None = None, seed: int = 1) -> str:
-    """Train through :func:`phenomt.core.nmt.train`; returns the published checkpoint."""
-    output = str(run.root / f"{name}.pt")
-    log = run.root / f"{name}.train.log"
+    """Train (or resume) through :func:`phenomt.core.nmt.train`; returns the published
+    checkpoint."""
+    output = str(run.root / "model.pt")
+    log = run.root / "model.train.log"
     start = time.perf_counter()
-    nmt.train(data_bin, str(run.root / f"{name}-checkpoints"), output, options, seed,
+    nmt.train(data_bin, str(run.root / "model-checkpoints"), output, options, seed,
               str(log), extra_args or [])
     run.seconds += time.perf_counter() - start
     run.log = log.read_text(encoding="utf-8")
@@ -201,8 +201,3 @@ def concat_run(root: Path, pairs: list[tuple[str, str]], size: int) -> Run:
     run.references = [t for _, t in pairs]  # the current sentences
     return run
 
-
-__all__ = ["AR_MODEL", "CONCAT", "DEFAULT_SEPARATOR", "DOC_TRANSFORMER", "LOCALITY_LENGTH",
-           "N_PAIRS", "SCHEDULE", "SENT_MODEL", "Run", "binarize", "bleu", "concat_run",
-           "decode", "default_plan", "doc_context_run", "locality_run", "multi30k_pairs",
-           "report", "sentence_run", "train", "train_in_two"]

@@ -39,6 +39,12 @@ def test_command_writes_csv_and_figure_from_model_info(tmp_path, capsys):
     assert "best BLEU 8.50 at epoch 2" in capsys.readouterr().out
 
 
+def write_log(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text(LOG)
+    return log
+
+
 def test_command_rejects_a_log_without_validation(tmp_path, capsys):
     log = tmp_path / "train.log"
     log.write_text("2026-11-25 | INFO | train_inner | epoch 001: loss=9\n")
@@ -51,3 +57,10 @@ def test_command_rejects_a_log_without_validation(tmp_path, capsys):
 def test_command_needs_a_log_or_model_info():
     with pytest.raises(SystemExit):
         main(["nmt", "learning-curve", "--csv", "c.csv"])
+
+
+def test_csv_leaves_an_epoch_without_bleu_empty(tmp_path):
+    csv = tmp_path / "curve.csv"
+    assert main(["nmt", "learning-curve", "--log", str(write_log(tmp_path)), "--csv",
+                 str(csv)]) == 0
+    assert csv.read_text().splitlines()[-1] == "3,396,5.5,"

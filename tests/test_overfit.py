@@ -13,11 +13,10 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("fairseq")
 
+from phenomt.core.doccontext import DEFAULT_SEPARATOR  # noqa: E402
+from phenomt.plan.documents import CONCAT, DOC_TRANSFORMER  # noqa: E402
 from tests.overfit import (  # noqa: E402
     AR_MODEL,
-    CONCAT,
-    DEFAULT_SEPARATOR,
-    DOC_TRANSFORMER,
     LOCALITY_LENGTH,
     N_PAIRS,
     SCHEDULE,

@@ -13,6 +13,7 @@ each launch; a repeated epoch keeps its last value.
 from __future__ import annotations
 
 import argparse
+import math
 import re
 from pathlib import Path
 
@@ -51,8 +52,14 @@ def write_csv(records: list[dict[str, float]], path: str | Path) -> None:
 
 
 def _number(value: float) -> str:
-    return str(int(value)) if value == int(value) else f"{value:.4g}" \
-        if value == value else ""  # NaN stays empty
+    if math.isnan(value):
+        return ""  # no BLEU on that epoch's line
+    return str(int(value)) if value == int(value) else f"{value:.4g}"
+
+
+def best_record(records: list[dict[str, float]]) -> dict[str, float]:
+    """The epoch of the highest validation BLEU (epochs without BLEU never win)."""
+    return max(records, key=lambda r: -1.0 if math.isnan(r["bleu"]) else r["bleu"])
 
 
 def draw(records: list[dict[str, float]], title: str):
@@ -70,7 +77,7 @@ def draw(records: list[dict[str, float]], title: str):
     loss.plot(epochs, [r["loss"] for r in records], marker=".", color="tab:gray",
               linestyle="--")
     loss.set_ylabel("validation loss (bits)", color="tab:gray")
-    best = max(records, key=lambda r: r["bleu"] if r["bleu"] == r["bleu"] else -1)
+    best = best_record(records)
     ax.annotate(f"best {best['bleu']:.1f} (epoch {int(best['epoch'])})",
                 (best["epoch"], best["bleu"]), textcoords="offset points", xytext=(-60, -18))
     ax.set_title(title)
@@ -98,7 +105,7 @@ def _command(args: argparse.Namespace) -> int:
         fig = draw(records, args.title)
         save_figure(fig, args.figure)
         close_figure(fig)
-    best = max(records, key=lambda r: r["bleu"] if r["bleu"] == r["bleu"] else -1)
+    best = best_record(records)
     print(f"{source}: {len(records)} validated epochs, best BLEU {best['bleu']:.2f} "
           f"at epoch {int(best['epoch'])}")
     return 0
