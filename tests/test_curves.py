@@ -27,6 +27,18 @@ def test_one_record_per_epoch_the_last_launch_wins():
     assert records[2]["bleu"] != records[2]["bleu"]
 
 
+def test_the_log_file_format_of_fairseq():
+    # what `--log-file` holds (measured on a Multi30k run): the message without prefix, each
+    # line once more per epoch because fairseq adds its file handler again
+    line = ("epoch {:03d} | valid on 'valid' subset | loss {} | nll_loss 3.4 | ppl 10.68 | "
+            "bleu {} | wps 1081.9 | wpb 2674.8 | bsz 169 | num_updates {}")
+    text = "\n".join([line.format(1, 8.19, 2.12, 132)] + [line.format(2, 6.78, 8.05, 264)] * 2
+                     + ["epoch 002 | loss 6.9 | nll_loss 6.1 | num_updates 264"])
+    assert parse_validations(text) == [
+        {"epoch": 1, "num_updates": 132.0, "loss": 8.19, "bleu": 2.12},
+        {"epoch": 2, "num_updates": 264.0, "loss": 6.78, "bleu": 8.05}]
+
+
 def test_command_writes_csv_and_figure_from_model_info(tmp_path, capsys):
     info = tmp_path / "model.json"
     info.write_text(json.dumps({"validation": parse_validations(LOG)[:2]}))

@@ -39,7 +39,8 @@ COMMANDS: dict[str, tuple[str, ...]] = {
                 "phenomt.lexcons.convert", "phenomt.lexcons.figures", "phenomt.lexcons.results"),
     "systems": ("phenomt.systems.cli", "phenomt.evaluate"),
     "table": ("phenomt.core.tables", "phenomt.ldd.cli", "phenomt.ldd.locality",
-              "phenomt.nat.tables", "phenomt.systems.cli"),
+              "phenomt.ldd.locality_claims", "phenomt.nat.tables", "phenomt.nat.claims",
+              "phenomt.systems.cli"),
     "report": ("phenomt.core.report",),
 }
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(m for ms in COMMANDS.values() for m in ms))

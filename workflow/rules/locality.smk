@@ -119,13 +119,14 @@ rule locality_score:
         f"{OUT}/locality/scores/{{run}}.json",
     params:
         meta=lambda w: PLAN.locality.meta(w.run),
+        bootstrap=PLAN.models.bootstrap_args(),
     log:
         f"{OUT}/logs/locality_score/{{run}}.log",
     conda:
         ENV
     shell:
         "phenomt score bleu --hyp {input.hyp} --ref {input.ref} --meta {params.meta}"
-        " --output {output} > {log} 2>&1"
+        " {params.bootstrap} --output {output} > {log} 2>&1"
 
 
 rule table_locality:
@@ -143,4 +144,23 @@ rule table_locality:
         ENV
     shell:
         "phenomt table locality --scores {input.scores} --info {input.info}"
+        " --note {params.note:q} --md {output.md} --csv {output.csv} > {log} 2>&1"
+
+
+# The paper's claims (Table 1, Section 3.1), paired over seeds and over sentences.
+rule table_locality_claims:
+    input:
+        PLAN.locality.scores(),
+    output:
+        md=f"{OUT}/tables/ldd_locality_claims.md",
+        csv=f"{OUT}/tables/ldd_locality_claims.csv",
+    params:
+        resampling=PLAN.models.claims_args(),
+        note=lambda w: PLAN.locality.scale_note(),
+    log:
+        f"{OUT}/logs/tables/ldd_locality_claims.log",
+    conda:
+        ENV
+    shell:
+        "phenomt table locality-claims --scores {input} {params.resampling}"
         " --note {params.note:q} --md {output.md} --csv {output.csv} > {log} 2>&1"

@@ -156,13 +156,14 @@ rule nat_score_bleu:
     params:
         bleu=lambda w: PLAN.models.bleu_args(w.teacher),
         meta=lambda w: PLAN.nat.bleu_meta(w.teacher, w.system, w.corpus),
+        bootstrap=PLAN.models.bootstrap_args(),
     log:
         f"{OUT}/logs/nat_score_bleu/{{teacher}}.{{system}}.{{corpus}}.log",
     conda:
         ENV
     shell:
         "phenomt score bleu --hyp {input.hyp} --ref {input.ref} {params.bleu}"
-        " --meta {params.meta} --output {output} > {log} 2>&1"
+        " {params.bootstrap} --meta {params.meta} --output {output} > {log} 2>&1"
 
 
 rule nat_score_redundancy:
@@ -177,6 +178,7 @@ rule nat_score_redundancy:
         f"{OUT}/nat/{{teacher}}/{{system}}/scores/{{corpus}}.redundancy.json",
     params:
         settings=lambda w: PLAN.nat.redundancy_args(w.teacher),
+        bootstrap=PLAN.models.bootstrap_args(),
     log:
         f"{OUT}/logs/nat_score_redundancy/{{teacher}}.{{system}}.{{corpus}}.log",
     benchmark:
@@ -186,8 +188,8 @@ rule nat_score_redundancy:
     shell:
         "phenomt score redundancy --hyp {input.hyp} --src {input.src} --ref {input.ref}"
         " --embeddings {input.embeddings} --embeddings-dict {input.dicts}/dict.tgt.txt"
-        " --stopword-corpus {input.stopwords} {params.settings} --output {output}"
-        " > {log} 2>&1"
+        " --stopword-corpus {input.stopwords} {params.settings} {params.bootstrap}"
+        " --output {output} > {log} 2>&1"
 
 
 # Decoding speed on the first nat.speed.sentences sentences of a test set.
@@ -281,6 +283,26 @@ rule nat_table_results:
         "phenomt table nat-results --table {wildcards.ntable} --scores {params.scores}"
         " --selections {input.selections} --cards {input.cards}"
         " {params.notes} --md {output.md} --csv {output.csv} > {log} 2>&1"
+
+
+# The paper's claims (a)-(d), each a paired test on the scores behind Tables 5 and 10.
+rule nat_table_claims:
+    input:
+        PLAN.nat.table_score_files(),
+    output:
+        md=f"{OUT}/tables/nat_claims.md",
+        csv=f"{OUT}/tables/nat_claims.csv",
+    params:
+        scores=lambda w: PLAN.nat.table_score_args(),
+        resampling=PLAN.models.claims_args(),
+        notes=lambda w: PLAN.nat.scale_note_args(),
+    log:
+        f"{OUT}/logs/tables/nat_claims.log",
+    conda:
+        ENV
+    shell:
+        "phenomt table nat-claims --scores {params.scores} {params.resampling} {params.notes}"
+        " --md {output.md} --csv {output.csv} > {log} 2>&1"
 
 
 rule nat_table_speed:

@@ -2,6 +2,8 @@
 
 fairseq prints one line per validation, e.g.
 ``... | valid | epoch 003 | valid on 'valid' subset | loss 4.1 | ... | bleu 12.93 | ...``
+on its console and ``epoch 003 | valid on 'valid' subset | ...`` (no prefix, and repeated once
+per handler fairseq has added by then) in its ``--log-file``; both are read.
 (``bleu`` only with ``--eval-bleu``: greedy or beam search as ``--eval-bleu-args`` says, on
 the validation set, subwords merged and detokenized). A resumed training logs the epochs of
 each launch; a repeated epoch keeps its last value.
@@ -19,7 +21,7 @@ from pathlib import Path
 
 from phenomt.core.io import InputError, atomic_write
 
-_VALID = re.compile(r"\| valid \| epoch (\d+) \| valid on '[^']*' subset \|(.*)$")
+_VALID = re.compile(r"(?:^|\| valid \| )epoch (\d+) \| valid on '[^']*' subset \|(.*)$")
 _FIELD = re.compile(r"\s*(\w+) ([-\d.e+]+|inf|nan)\s*")
 COLUMNS = ("epoch", "num_updates", "loss", "bleu")
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 #: Fixed SVG element ids: the same figure gives the same bytes.
 SVG_HASH_SALT = "phenomt"
-#: A cell shown as "value [low, high]" (phenomt.systems.tables.interval_cell), possibly
+#: A cell shown as "value [low, high]" (phenomt.core.tables.interval_cell), possibly
 #: followed by a note such as "Δ+0.79".
 _INTERVAL = re.compile(r"^\s*(-?[\d.]+(?:e-?\d+)?)\s*\[\s*(-?[\d.]+(?:e-?\d+)?)\s*,\s*"
                        r"(-?[\d.]+(?:e-?\d+)?)\s*\]")

@@ -13,9 +13,21 @@ from phenomt.core.lazy import pandas as pd
 from phenomt.core.stats import THESIS, THESIS_CORPORA, thesis_sizes
 
 
-def format_number(value: float | None, digits: int = 2) -> str | None:
-    """A table cell: ``value`` with ``digits`` decimals, ``None`` (shown as a dash) if missing."""
-    return None if value is None else f"{value:.{digits}f}"
+def format_number(value: float | None, digits: int = 2, scale: float = 1.0) -> str | None:
+    """A table cell: ``value * scale`` with ``digits`` decimals, ``None`` (shown as a dash) if
+    missing."""
+    return None if value is None else f"{value * scale:.{digits}f}"
+
+
+def interval_cell(value: float | None, low: float | None, high: float | None,
+                  digits: int = 2, scale: float = 1.0) -> str | None:
+    """``value [low, high]``; the value alone when there is no interval."""
+    if value is None:
+        return None
+    if low is None or high is None:
+        return format_number(value, digits, scale)
+    return (f"{format_number(value, digits, scale)} [{format_number(low, digits, scale)}, "
+            f"{format_number(high, digits, scale)}]")
 
 
 def load_json(path: str | Path) -> dict:

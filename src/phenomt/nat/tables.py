@@ -50,7 +50,7 @@ from phenomt.core.nmt import (
     parse_hypotheses,
     parse_speed,
 )
-from phenomt.core.tables import format_number, load_json, write_table
+from phenomt.core.tables import format_number, interval_cell, load_json, write_table
 from phenomt.nat.recipes import AR_SYSTEM, NAT_MODELS, SYSTEM_LABELS, parse_nat_system
 
 _SYSTEM_ORDER = {name: rank for rank, name in enumerate(["ar", *NAT_MODELS])}
@@ -305,15 +305,20 @@ def results_table(score_pairs: Sequence[tuple[str | Path, str | Path]],
             raise InputError(redundancy_path, f"{redundancy['sentences']} sentences, but the "
                                               f"BLEU file {bleu_path} has {bleu['sentences']}")
         crr, drr = redundancy["crr"], redundancy["drr"]
+
+        def ci(record: Mapping[str, Any], key: str, scale: float = 100.0) -> str | None:
+            low, high = record.get(f"{key}_ci") or (None, None)
+            return interval_cell(record.get(key), low, high, 2, scale)
         rows.append({
             "_order": (bleu["direction"], bleu["testset"], _SYSTEM_ORDER.get(bleu["model"], 99),
                        _DATA_ORDER.get(bleu["data"], 9)),
             "_model": bleu["model"],
             "pair": bleu["direction"], "test set": bleu["testset"],
             "system": _label(bleu["model"]), "data": bleu["data"],
-            "sentences": bleu["sentences"], "BLEU": format_number(bleu["bleu"]),
-            "Redu. (%)": None if crr is None or drr is None else _percent(crr + drr),
-            "CRR (%)": _percent(crr), "DRR (%)": _percent(drr),
+            "sentences": bleu["sentences"], "BLEU": ci(bleu, "bleu", 1.0),
+            "Redu. (%)": (None if crr is None or drr is None
+                          else ci({**redundancy, "redundancy": crr + drr}, "redundancy")),
+            "CRR (%)": ci(redundancy, "crr"), "DRR (%)": ci(redundancy, "drr"),
             "checkpoints averaged": averaged.get((bleu["teacher"], bleu["system"])),
             "BLEU signature": bleu["signature"],
         })
@@ -351,6 +356,17 @@ def teacher_notes(cards: Sequence[str | Path]) -> list[str]:
             f"pairs ({', '.join(card['train_corpora'])}), {card['architecture']}, "
             f"{card['max_update']} updates, beam {card['beam']}; it is also the AR row.")
     return notes
+
+
+def interval_notes(score_files: Sequence[str | Path]) -> list[str]:
+    """How the ``[low, high]`` intervals were drawn, once per distinct bootstrap."""
+    seen: dict[str, None] = {}
+    for path in score_files:
+        b = load_json(path).get("bootstrap")
+        if b:
+            seen[f"[low, high]: {100 * b['confidence']:.0f}% percentile interval of "
+                 f"{b['samples']:,} sentence resamples (seed {b['seed']})."] = None
+    return list(seen)
 
 
 def redundancy_notes(redundancy_files: Sequence[str | Path]) -> list[str]:
@@ -541,7 +557,9 @@ def _speed_command(args: argparse.Namespace) -> int:
 def _results_command(args: argparse.Namespace) -> int:
     frame = results_table(args.scores, args.selections, args.table)
     notes = [*teacher_notes(args.cards), *args.note,
-             *redundancy_notes([r for _, r in args.scores]), *paper_notes(args.table)]
+             *redundancy_notes([r for _, r in args.scores]),
+             *interval_notes([f for pair in args.scores for f in pair]),
+             *paper_notes(args.table)]
     write_table(frame, args.md, args.csv, RESULTS_TITLES[args.table], notes)
     return 0
 

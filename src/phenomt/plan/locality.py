@@ -117,7 +117,8 @@ class LocalityPlan(SectionPlan):
     def tables(self) -> list[str]:
         if not self.runs():
             return []
-        return [f"{self.out}/tables/ldd_table1.{ext}" for ext in ("md", "csv")]
+        names = ["ldd_table1"] + (["ldd_locality_claims"] if self.models.resamples else [])
+        return [f"{self.out}/tables/{name}.{ext}" for name in names for ext in ("md", "csv")]
 
     def check(self) -> None:
         if self.section and self.model() not in self.models.names:

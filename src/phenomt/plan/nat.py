@@ -359,6 +359,8 @@ class NatPlan(SectionPlan):
         if not self.teachers:
             return []
         names = [f"nat_table{n}" for n in self.result_tables()] + ["nat_speed"]
+        if self.models.resamples:
+            names.append("nat_claims")
         if self.section["annotations"]:
             names.append("nat_agreement")
         return [f"{self.out}/tables/{n}.{ext}" for n in names for ext in ("md", "csv")]

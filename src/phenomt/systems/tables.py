@@ -15,6 +15,7 @@ from pathlib import Path
 
 from phenomt.core.io import InputError
 from phenomt.core.lazy import pandas as pd
+from phenomt.core.tables import format_number, interval_cell
 from phenomt.systems.challenge import (
     BINS_NOTE,
     MIN_INTERVAL_SENTENCES,
@@ -74,21 +75,6 @@ def system_info(catalogue: Mapping[tuple[str, str], dict], testset: str, system:
     return row
 
 
-def _num(value: float | None, digits: int = 2, scale: float = 1.0) -> str | None:
-    return None if value is None else f"{value * scale:.{digits}f}"
-
-
-def interval_cell(value: float | None, low: float | None, high: float | None,
-                  digits: int = 2, scale: float = 1.0) -> str | None:
-    """``value [low, high]``; the value alone when there is no interval."""
-    if value is None:
-        return None
-    if low is None or high is None:
-        return _num(value, digits, scale)
-    return (f"{_num(value, digits, scale)} [{_num(low, digits, scale)}, "
-            f"{_num(high, digits, scale)}]")
-
-
 def _p_cell(entry: Mapping) -> str | None:
     if entry.get("p_value") is None:
         return None
@@ -122,9 +108,9 @@ def bleu_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str, str], d
             "system": record["system"] + (" (baseline)" if record["is_baseline"] else ""),
             "kind": info.get("kind") or None,
             "BLEU [95% CI]": interval_cell(bleu["score"], bleu["ci_low"], bleu["ci_high"]),
-            "ΔBLEU": _num(bleu["difference"]), "p (BLEU)": _p_cell(bleu),
+            "ΔBLEU": format_number(bleu["difference"]), "p (BLEU)": _p_cell(bleu),
             "chrF [95% CI]": interval_cell(chrf["score"], chrf["ci_low"], chrf["ci_high"]),
-            "ΔchrF": _num(chrf["difference"]), "p (chrF)": _p_cell(chrf),
+            "ΔchrF": format_number(chrf["difference"]), "p (chrF)": _p_cell(chrf),
             "empty lines": entry["empty_lines"],
             "README BLEU": _readme_bleu(info, record, subset),
             "origin": info["origin"], "licence": info["licence"]})
@@ -239,7 +225,7 @@ def mqm_table(record: Mapping, catalogue: Mapping[tuple[str, str], dict], testse
             c = rates["categories"][category]
             row[f"{category} (per segment, errors)"] = f"{c['rate']:.4f} ({c['errors']})"
         for column, values in metrics.items():
-            row[metric_label(column)] = _num(values.get(system), 4)
+            row[metric_label(column)] = format_number(values.get(system), 4)
         row.update({"origin": info["origin"], "licence": info["licence"]})
         rows.append(row)
     notes = [f"{testset}: MQM annotations {record['annotations']} ({record['rows']} rows, "

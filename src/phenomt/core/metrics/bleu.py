@@ -10,8 +10,10 @@ from pathlib import Path
 import numpy as np
 from sacrebleu.metrics import BLEU
 
+from phenomt.core.cliargs import non_negative_int, positive_int
 from phenomt.core.corpus import read_parallel
 from phenomt.core.io import atomic_write
+from phenomt.core.metrics import resample
 
 
 def default_tokenizer(target_lang: str) -> str:
@@ -39,13 +41,27 @@ def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str], tokenize: 
     }
 
 
-def score_files(hyp: str | Path, ref: str | Path, tokenize: str, lowercase: bool) -> dict:
+def score_files(hyp: str | Path, ref: str | Path, tokenize: str, lowercase: bool,
+                samples: int = 0, seed: int = resample.DEFAULT_SEED) -> dict:
+    """Corpus BLEU of two files; with ``samples``, also its sentence-bootstrap interval and
+    the per-sentence statistics (so that later tables can resample and pair systems)."""
     hyps, refs = read_parallel([hyp, ref])
-    return corpus_bleu(hyps, refs, tokenize, lowercase)
+    result = corpus_bleu(hyps, refs, tokenize, lowercase)
+    if samples:
+        stats = bleu_statistics(hyps, refs, tokenize, lowercase)
+        interval = resample.bootstrap(stats, bleu_score(tokenize, lowercase), samples=samples,
+                                      seed=seed)
+        result.update({
+            "bleu_ci": [round(interval.low, 2), round(interval.high, 2)],
+            "bootstrap": {"samples": samples, "seed": seed, "confidence": resample.CONFIDENCE,
+                          "method": "percentile, sentence resampling"},
+            "statistics": {"columns": STATISTICS_COLUMNS, "rows": stats.tolist()}})
+    return result
 
 
 def _score_command(args: argparse.Namespace) -> int:
-    result = score_files(args.hyp, args.ref, args.tokenize, args.lowercase)
+    result = score_files(args.hyp, args.ref, args.tokenize, args.lowercase, args.bootstrap,
+                         args.seed)
     result.update({k: v for k, v in (item.split("=", 1) for item in args.meta)})
     text = json.dumps(result, indent=2, sort_keys=True, ensure_ascii=False)
     if args.output:
@@ -76,17 +92,37 @@ def bleu_statistics(hypotheses: Sequence[str], references: Sequence[str], tokeni
     return rows
 
 
+STATISTICS_COLUMNS = ["hyp_len", "ref_len", *(f"correct_{n}" for n in range(1, 5)),
+                      *(f"total_{n}" for n in range(1, 5))]
+
+
+def bleu_score(tokenize: str = "13a", lowercase: bool = False) -> resample.Score:
+    """Corpus BLEU (unrounded) of one vector of summed :func:`bleu_statistics`, smoothed as
+    :func:`corpus_bleu` does."""
+    metric = BLEU(tokenize=tokenize, lowercase=lowercase)
+
+    def score(totals: np.ndarray) -> float:
+        order = (len(totals) - 2) // 2
+        return BLEU.compute_bleu(correct=[int(x) for x in totals[2:2 + order]],
+                                 total=[int(x) for x in totals[2 + order:]],
+                                 sys_len=int(totals[0]), ref_len=int(totals[1]),
+                                 smooth_method=metric.smooth_method,
+                                 smooth_value=metric.smooth_value,
+                                 max_ngram_order=order).score
+    return score
+
+
+def bleu_score_of(signature: str) -> resample.Score:
+    """:func:`bleu_score` with the tokenizer and casing a sacreBLEU signature names
+    (``tok:13a``, ``case:lc``), so that resampling scores as the record was scored."""
+    fields = dict(part.split(":", 1) for part in signature.split("|") if ":" in part)
+    return bleu_score(fields.get("tok", "13a"), fields.get("case") == "lc")
+
+
 def bleu_from_statistics(totals: np.ndarray, tokenize: str = "13a", lowercase: bool = False
                          ) -> float:
     """Corpus BLEU (unrounded) of summed statistics, smoothed as :func:`corpus_bleu` does."""
-    metric = BLEU(tokenize=tokenize, lowercase=lowercase)
-    order = (len(totals) - 2) // 2
-    return BLEU.compute_bleu(correct=[int(x) for x in totals[2:2 + order]],
-                             total=[int(x) for x in totals[2 + order:]],
-                             sys_len=int(totals[0]), ref_len=int(totals[1]),
-                             smooth_method=metric.smooth_method,
-                             smooth_value=metric.smooth_value,
-                             max_ngram_order=order).score
+    return bleu_score(tokenize, lowercase)(totals)
 
 
 def register_cli(tree) -> None:
@@ -99,4 +135,9 @@ def register_cli(tree) -> None:
     p.add_argument("--lowercase", action="store_true")
     p.add_argument("--meta", nargs="*", default=[], metavar="KEY=VALUE",
                    help="extra fields stored with the score (model, test set ...)")
+    p.add_argument("--bootstrap", type=non_negative_int, default=0, metavar="N",
+                   help="also a 95%% interval from N sentence resamples, and the per-sentence "
+                        "statistics (0: neither)")
+    p.add_argument("--seed", type=positive_int, default=resample.DEFAULT_SEED,
+                   help="seed of the resampling")
     p.add_argument("--output", help="also write the JSON here")

@@ -85,6 +85,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import math
 import pickle
 import re
 from collections import Counter
@@ -93,12 +94,14 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from phenomt.core.cliargs import named_file
+from phenomt.core.cliargs import named_file, non_negative_int, positive_int
 from phenomt.core.corpus import read_parallel
 from phenomt.core.io import InputError, atomic_write, iter_lines, open_binary
+from phenomt.core.metrics import resample
 
 Synonyms = Callable[[str, str], bool]
 """S(a, b): True when two distinct tokens are synonyms."""
@@ -627,6 +630,44 @@ def pool(results: Iterable[SentenceRedundancy]) -> CorpusRedundancy:
         crr_macro=_mean([r.crr for r in scored]), drr_macro=_mean([r.drr for r in scored]))
 
 
+STATISTICS_COLUMNS = ["continuous", "discontinuous", "denominator"]
+# Score of each measure over summed STATISTICS_COLUMNS; Redu. = CRR + DRR.
+MEASURE_COLUMNS = {"crr": (0,), "drr": (1,), "redundancy": (0, 1)}
+
+
+def sentence_statistics(results: Sequence[SentenceRedundancy]) -> list[list[int]]:
+    """One row of :data:`STATISTICS_COLUMNS` per sentence (what a resample sums)."""
+    return [[r.continuous, r.discontinuous, r.denominator] for r in results]
+
+
+def measure_score(measure: str) -> Callable[[Any], float]:
+    """The pooled ratio ``measure`` (crr, drr or redundancy) of summed sentence statistics;
+    NaN when no sentence has two tokens."""
+    columns = MEASURE_COLUMNS[measure]
+
+    def score(totals: Any) -> float:
+        return float(sum(totals[c] for c in columns) / totals[2]) if totals[2] else math.nan
+    return score
+
+
+def bootstrap_record(results: Sequence[SentenceRedundancy], samples: int,
+                     seed: int) -> dict:
+    """Percentile intervals of CRR, DRR and CRR + DRR from ``samples`` sentence resamples,
+    with the per-sentence statistics they were drawn from."""
+    stats = sentence_statistics(results)
+    found: dict = {}
+    for measure in MEASURE_COLUMNS:
+        interval = (resample.bootstrap(stats, measure_score(measure), samples=samples,
+                                       seed=seed) if stats else None)
+        found[f"{measure}_ci"] = (None if interval is None or math.isnan(interval.value)
+                                  else interval.as_list())
+    found["bootstrap"] = {"samples": samples, "seed": seed,
+                          "confidence": resample.CONFIDENCE,
+                          "method": "percentile, sentence resampling"}
+    found["statistics"] = {"columns": STATISTICS_COLUMNS, "rows": stats}
+    return found
+
+
 # --------------------------------------------------------------------------- human agreement
 
 @dataclass(frozen=True)
@@ -890,7 +931,10 @@ def _score_command(args: argparse.Namespace) -> int:
         with atomic_write(args.per_sentence) as out:
             for n, result in enumerate(results):
                 out.write(json.dumps({"sentence": n, **result.as_dict()}) + "\n")
-    _report(args, {**pool(results).as_dict(), "settings": _settings(args, setup)})
+    report = {**pool(results).as_dict(), "settings": _settings(args, setup)}
+    if args.bootstrap:
+        report.update(bootstrap_record(results, args.bootstrap, args.seed))
+    _report(args, report)
     return 0
 
 
@@ -920,6 +964,11 @@ def register_cli(tree) -> None:
     _add_metric_options(score)
     score.add_argument("--per-sentence", metavar="FILE",
                        help="also write each sentence's counts and pairs as JSON lines")
+    score.add_argument("--bootstrap", type=non_negative_int, default=0, metavar="N",
+                       help="also 95%% intervals from N sentence resamples, and the "
+                            "per-sentence counts (0: neither)")
+    score.add_argument("--seed", type=positive_int, default=resample.DEFAULT_SEED,
+                       help="seed of the resampling")
     score.set_defaults(redundancy_parser=score)
 
     agree = tree.add("score redundancy-agreement",

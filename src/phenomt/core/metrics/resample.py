@@ -1,0 +1,165 @@
+"""Sentence-bootstrap intervals and paired tests for any corpus metric whose score is a
+function of per-sentence statistics summed over the corpus: BLEU (sacreBLEU's n-gram counts,
+:func:`phenomt.core.metrics.bleu.bleu_statistics`), CRR and DRR (pair counts over |Y| - 1).
+
+A resample draws n sentences with replacement; it is stored as a row of multinomial weights
+(how often each sentence was drawn), so the resampled corpus statistics of every resample are
+one matrix product and the resamples of two systems on the same sentences are the same rows
+(a paired bootstrap, Koehn 2004). Intervals are percentile intervals. The p-value of a
+difference is two-sided, from the bootstrap distribution of the difference centred on zero
+(the null of no difference); ">=" makes identical systems get p = 1. Over seeds (a handful of
+trained models per setting) the paired test is Student's paired t-test (scipy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+DEFAULT_SAMPLES = 1000
+DEFAULT_SEED = 12345
+CONFIDENCE = 0.95
+ALPHA = 0.05
+
+Score = Callable[[np.ndarray], float]
+"""A corpus score from one vector of summed sentence statistics."""
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A corpus score and its bootstrap percentile interval."""
+
+    value: float
+    low: float
+    high: float
+
+    def as_list(self) -> list[float]:
+        return [self.low, self.high]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """System a against system b on the same sentences: a - b, its paired-bootstrap
+    interval and two-sided p."""
+
+    a: float
+    b: float
+    difference: float
+    low: float
+    high: float
+    p: float
+
+    def significant(self, alpha: float = ALPHA) -> bool:
+        return self.p < alpha
+
+    def as_dict(self) -> dict:
+        return {"a": self.a, "b": self.b, "difference": self.difference,
+                "difference_ci": [self.low, self.high], "p_bootstrap": self.p}
+
+
+def ratio(numerator: int, denominator: int) -> Score:
+    """The score ``sum(column numerator) / sum(column denominator)``; NaN when the summed
+    denominator is 0."""
+    def score(totals: np.ndarray) -> float:
+        return float(totals[numerator] / totals[denominator]) if totals[denominator] else np.nan
+    return score
+
+
+def resample_weights(n: int, samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_SEED
+                     ) -> np.ndarray:
+    """``samples`` x ``n`` draw counts: row r says how often resample r drew each sentence."""
+    if n < 1:
+        raise ValueError("cannot resample an empty corpus")
+    if samples < 1:
+        raise ValueError(f"samples must be positive, got {samples}")
+    rng = np.random.default_rng(seed)
+    return rng.multinomial(n, np.full(n, 1.0 / n), size=samples)
+
+
+def _statistics(stats: Sequence | np.ndarray) -> np.ndarray:
+    array = np.asarray(stats, dtype=np.float64)
+    if array.ndim != 2 or len(array) == 0:
+        raise ValueError(f"expected one row of statistics per sentence, got shape {array.shape}")
+    return array
+
+
+def _scores(weights: np.ndarray, stats: np.ndarray, score: Score) -> np.ndarray:
+    return np.array([score(row) for row in weights @ stats])
+
+
+def _percentiles(values: np.ndarray, confidence: float) -> tuple[float, float]:
+    tail = (1 - confidence) / 2 * 100
+    finite = values[np.isfinite(values)]
+    if len(finite) == 0:
+        return np.nan, np.nan
+    low, high = np.percentile(finite, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def bootstrap(stats: Sequence | np.ndarray, score: Score, *, samples: int = DEFAULT_SAMPLES,
+              seed: int = DEFAULT_SEED, confidence: float = CONFIDENCE) -> Interval:
+    """The corpus score of ``stats`` (one row per sentence) with its percentile interval."""
+    array = _statistics(stats)
+    value = score(array.sum(axis=0))
+    low, high = _percentiles(_scores(resample_weights(len(array), samples, seed), array, score),
+                             confidence)
+    return Interval(float(value), low, high)
+
+
+def paired_bootstrap(stats_a: Sequence | np.ndarray, stats_b: Sequence | np.ndarray,
+                     score: Score, *, samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_SEED,
+                     confidence: float = CONFIDENCE) -> Comparison:
+    """Score of a minus score of b, both resampled with the same sentences."""
+    a, b = _statistics(stats_a), _statistics(stats_b)
+    if len(a) != len(b):
+        raise ValueError(f"paired test on {len(a)} against {len(b)} sentences")
+    weights = resample_weights(len(a), samples, seed)
+    score_a, score_b = score(a.sum(axis=0)), score(b.sum(axis=0))
+    observed = score_a - score_b
+    spread = _scores(weights, a, score) - _scores(weights, b, score)
+    spread = spread[np.isfinite(spread)]
+    low, high = _percentiles(spread, confidence)
+    centred = spread - spread.mean() if len(spread) else spread
+    p = float((1 + np.sum(np.abs(centred) >= abs(observed))) / (len(spread) + 1))
+    return Comparison(float(score_a), float(score_b), float(observed), low, high, p)
+
+
+@dataclass(frozen=True)
+class SeedTest:
+    """Paired t-test of per-seed scores (seed i of a against seed i of b)."""
+
+    mean_a: float
+    mean_b: float
+    std_a: float
+    std_b: float
+    difference: float
+    p: float | None
+    seeds: int
+
+    def as_dict(self) -> dict:
+        return {"mean_a": self.mean_a, "mean_b": self.mean_b, "std_a": self.std_a,
+                "std_b": self.std_b, "difference": self.difference, "p_seeds": self.p,
+                "seeds": self.seeds}
+
+
+def paired_seed_test(a: Sequence[float], b: Sequence[float]) -> SeedTest:
+    """Means, sample standard deviations and the paired t-test p over seeds (None with fewer
+    than two seeds). Equal differences on every seed have no spread: p = 1 when they are all
+    zero and 0 otherwise (the t statistic is infinite)."""
+    from scipy.stats import ttest_rel
+
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if len(x) != len(y) or len(x) == 0:
+        raise ValueError(f"paired test on {len(x)} against {len(y)} seeds")
+    diff = x - y
+    if len(x) < 2:
+        p = None
+    elif np.allclose(diff, diff[0]):
+        p = 1.0 if np.isclose(diff[0], 0.0) else 0.0
+    else:
+        p = float(ttest_rel(x, y).pvalue)
+    ddof = 1 if len(x) > 1 else 0
+    return SeedTest(float(x.mean()), float(y.mean()), float(x.std(ddof=ddof)),
+                    float(y.std(ddof=ddof)), float(diff.mean()), p, len(x))

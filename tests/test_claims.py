@@ -1,0 +1,160 @@
+"""The claims tables (NAT claims a-d, locality claims): hand-made score records whose verdicts
+follow by hand."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from phenomt.core.io import InputError
+from phenomt.core.metrics import resample
+from phenomt.core.metrics.bleu import score_files
+from phenomt.ldd import locality_claims
+from phenomt.nat import claims
+
+SIGNATURE = "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"
+REFS = [f"a small dog number {i} runs on the green grass" for i in range(20)]
+GOOD = REFS
+BAD = [f"a dog {i} is running in grass" for i in range(20)]
+
+
+def _bleu_record(tmp_path, name: str, hyps: list[str], **meta) -> dict:
+    hyp, ref = tmp_path / f"{name}.hyp", tmp_path / "ref"
+    hyp.write_text("\n".join(hyps) + "\n", encoding="utf-8")
+    ref.write_text("\n".join(REFS) + "\n", encoding="utf-8")
+    return {**score_files(hyp, ref, "13a", False, samples=50), **meta}
+
+
+def _write(tmp_path, name: str, record: dict) -> str:
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(record), encoding="utf-8")
+    return str(path)
+
+
+def _nat_pair(tmp_path, system: str, hyps: list[str], continuous: int) -> tuple[str, str]:
+    bleu = _bleu_record(tmp_path, system, hyps, direction="de-en", testset="t", system=system)
+    # every sentence: `continuous` continuous pairs of |Y| - 1 = 4, no discontinuous one
+    redundancy = {"crr": continuous / 4, "drr": 0.0, "sentences": 20,
+                  "statistics": {"rows": [[continuous, 0, 4]] * 20}}
+    return _write(tmp_path, f"{system}.bleu", bleu), _write(tmp_path, f"{system}.red", redundancy)
+
+
+def test_the_claims_of_the_models_a_run_trained():
+    # CMLM and GLAT only: (a) for both, (c) GLAT vs CMLM on both data, (d) for both;
+    # nothing of OaXE or DAT.
+    found = claims.paper_claims(["cmlm", "glat"])
+    assert [(c.a, c.b, c.measure) for c in found] == [
+        ("cmlm.distilled", "cmlm.raw", "crr"), ("glat.distilled", "glat.raw", "crr"),
+        ("glat.raw", "cmlm.raw", "crr"), ("glat.distilled", "cmlm.distilled", "crr"),
+        ("cmlm.distilled", "cmlm.raw", "bleu"), ("glat.distilled", "glat.raw", "bleu")]
+    every = claims.paper_claims(["cmlm", "cmlm_oaxe", "glat", "glat_oaxe", "dat"])
+    # DAT against the four other models, on raw and distilled data
+    assert sum(c.claim.startswith("(c) DAT lowest") for c in every) == 8
+    assert sum(c.claim.startswith("(b)") for c in every) == 4
+
+
+def test_nat_claims_table_verdicts(tmp_path):
+    pairs = [
+        # CMLM: distillation removes the one repeat of every sentence and fixes BLEU
+        _nat_pair(tmp_path, "cmlm.raw", BAD, 1), _nat_pair(tmp_path, "cmlm.distilled", GOOD, 0),
+        # GLAT: raw and distilled outputs alike
+        _nat_pair(tmp_path, "glat.raw", GOOD, 1), _nat_pair(tmp_path, "glat.distilled", GOOD, 1),
+    ]
+    table = claims.claims_table(pairs, samples=200)
+    verdicts = {(row["claim"], row["A"], row["B"]): row["verdict"]
+                for row in table.to_dict("records")}
+    assert verdicts[("(a) distillation lowers CRR (CMLM)", "CMLM distilled", "CMLM raw")] \
+        == "reproduced"
+    assert verdicts[("(a) distillation lowers CRR (GLAT)", "GLAT distilled", "GLAT raw")] \
+        == "not significant"
+    # GLAT raw (25%) against CMLM raw (25%): equal; distilled GLAT 25% above CMLM's 0%
+    assert verdicts[("(c) GLAT below CMLM in CRR (raw)", "GLAT raw", "CMLM raw")] \
+        == "not significant"
+    assert verdicts[("(c) GLAT below CMLM in CRR (distilled)", "GLAT distilled",
+                     "CMLM distilled")] == "opposite"
+    assert verdicts[("(d) distillation raises BLEU (CMLM)", "CMLM distilled", "CMLM raw")] \
+        == "reproduced"
+    row = table[table["claim"] == "(a) distillation lowers CRR (CMLM)"].iloc[0]
+    assert (row["A score"], row["B score"]) == ("0.00", "25.00")
+    assert row["A - B [95% CI]"] == "-25.00 [-25.00, -25.00]"
+    assert float(row["p"]) == pytest.approx(1 / 201, abs=1e-4)
+    # the paper's Table 10 CRR of CMLM on raw De->En data stands beside ours
+    assert row["paper B"] is not None
+    # a comparison of models the run did not train is listed, not dropped
+    assert verdicts[("(b) OaXE lowers CRR (CMLM, raw)", "CMLM+OaXE raw", "CMLM raw")] \
+        == "not tested: no CMLM+OaXE raw in this run"
+    summary = claims.claim_summary(table)
+    assert "(b) OaXE lowers CRR (GLAT, raw): not tested in this run." in summary
+    assert "(a) distillation lowers CRR (CMLM): reproduced (1 comparison)." in summary
+    assert any(line.startswith("(c) GLAT below CMLM in CRR (distilled): not reproduced")
+               for line in summary)
+
+
+def test_nat_claims_need_sentence_statistics(tmp_path):
+    bleu, red = _nat_pair(tmp_path, "cmlm.raw", BAD, 1)
+    bleu2, red2 = _nat_pair(tmp_path, "cmlm.distilled", GOOD, 0)
+    path = Path(red2)
+    record = json.loads(path.read_text(encoding="utf-8"))
+    del record["statistics"]
+    path.write_text(json.dumps(record), encoding="utf-8")
+    with pytest.raises(InputError, match="--bootstrap"):
+        claims.claims_table([(bleu, red), (bleu2, red2)])
+
+
+def _locality(tmp_path, arch, pos_emb, setting, seed, hyps) -> str:
+    record = _bleu_record(tmp_path, f"{arch}.{pos_emb}.{setting}.{seed}", hyps, arch=arch,
+                          pos_emb=pos_emb, setting=setting, seed=seed)
+    return _write(tmp_path, f"{arch}.{pos_emb}.{setting}.s{seed}", record)
+
+
+def test_locality_claims_table(tmp_path):
+    paths = []
+    for seed in (1, 2, 3):
+        # LSTM: permuted worse on every seed; learned positions: identical outputs
+        paths += [_locality(tmp_path, "lstm", "none", "regular", seed, GOOD),
+                  _locality(tmp_path, "lstm", "none", "permuted", seed, BAD),
+                  _locality(tmp_path, "transformer", "learned", "regular", seed, GOOD),
+                  _locality(tmp_path, "transformer", "learned", "permuted", seed, GOOD)]
+    table = locality_claims.claims_table(paths, samples=200)
+    rows = {row["claim"]: row for row in table.to_dict("records")}
+    assert rows["sinusoidal positions lose BLEU on PERMUTED source"]["verdict"] == (
+        "not tested: no run of PERMUTED (transformer, sinusoidal positions) or REGULAR "
+        "(transformer, sinusoidal positions)")
+    assert rows["learned positions: PERPOSEMB as good as REGULAR"]["verdict"] == (
+        "not tested: no run of PERPOSEMB (transformer, learned positions)")
+    lstm = rows["BiLSTM loses BLEU on PERMUTED source"]
+    assert lstm["seeds"] == 3 and lstm["B BLEU (mean ± std)"] == "100.00 ± 0.00"
+    # the same loss on every seed: infinite t, p = 0; every resample loses too
+    assert lstm["p (paired t, seeds)"] == "0.0000"
+    assert float(lstm["p (paired bootstrap)"]) == pytest.approx(1 / 201, abs=1e-4)
+    assert lstm["verdict"] == "reproduced"
+    assert lstm["paper Δ"].startswith("-")
+    learned = rows["learned positions: PERMUTED as good as REGULAR"]
+    assert learned["Δ over seeds"] == "+0.00" and learned["verdict"] == "reproduced"
+
+
+@pytest.mark.parametrize("expect, p_seeds, difference, p_sentences, expected", [
+    (-1, 0.01, -2.0, 0.001, "reproduced"),
+    (-1, 0.20, -2.0, 0.001, "mixed"),
+    (-1, 0.20, -0.1, 0.400, "not significant"),
+    (-1, 0.01, 2.0, 0.001, "opposite"),
+    (-1, None, -2.0, 0.001, "mixed"),           # one seed: no seed test
+    (0, 0.30, 0.1, 0.500, "reproduced"),
+    (0, 0.30, -1.5, 0.010, "not reproduced (BLEU differs)"),
+])
+def test_locality_verdicts(expect, p_seeds, difference, p_sentences, expected):
+    test = resample.Comparison(0.0, 0.0, difference, difference - 1, difference + 1,
+                               p_sentences)
+    assert locality_claims.verdict(expect, p_seeds, test) == expected
+
+
+def test_locality_claims_refuse_runs_on_different_sentences(tmp_path):
+    paths = [_locality(tmp_path, "lstm", "none", "regular", 1, GOOD)]
+    record = _bleu_record(tmp_path, "short", GOOD, arch="lstm", pos_emb="none",
+                          setting="permuted", seed=1)
+    record["statistics"]["rows"] = record["statistics"]["rows"][:10]
+    paths.append(_write(tmp_path, "short", record))
+    with pytest.raises(InputError, match="10 sentences in permuted but 20 in regular"):
+        locality_claims.claims_table(paths)

@@ -1,0 +1,147 @@
+"""Sentence bootstrap and paired tests (phenomt.core.metrics.resample), on cases whose answer
+follows by hand."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from phenomt.core.metrics import resample
+from phenomt.core.metrics.bleu import bleu_score, bleu_statistics, corpus_bleu, score_files
+from phenomt.core.metrics.redundancy import bootstrap_record, measure_score, score_sentences
+
+RATIO = resample.ratio(0, 1)
+
+
+def test_weights_draw_n_sentences_per_resample_and_repeat_with_the_seed():
+    weights = resample.resample_weights(7, samples=50, seed=3)
+    assert weights.shape == (50, 7)
+    assert (weights.sum(axis=1) == 7).all()
+    assert (weights == resample.resample_weights(7, samples=50, seed=3)).all()
+    assert (weights != resample.resample_weights(7, samples=50, seed=4)).any()
+
+
+@pytest.mark.parametrize("n, samples", [(0, 10), (3, 0)])
+def test_weights_refuse_an_empty_corpus_or_no_resamples(n, samples):
+    with pytest.raises(ValueError):
+        resample.resample_weights(n, samples)
+
+
+def test_a_single_sentence_has_no_spread():
+    # every resample of one sentence is that sentence: 2 / 5
+    interval = resample.bootstrap([[2, 5]], RATIO, samples=100)
+    assert interval == resample.Interval(0.4, 0.4, 0.4)
+
+
+def test_sentences_with_one_ratio_give_a_point_interval():
+    # 1/2, 2/4, 3/6: any pooling is 1/2
+    interval = resample.bootstrap([[1, 2], [2, 4], [3, 6]], RATIO, samples=200)
+    assert (interval.value, interval.low, interval.high) == pytest.approx((0.5, 0.5, 0.5))
+
+
+def test_the_interval_holds_the_pooled_value_and_spans_the_sentences():
+    stats = [[0, 4], [4, 4], [1, 4], [3, 4]]          # pooled 8/16
+    interval = resample.bootstrap(stats, RATIO, samples=500, seed=1)
+    assert interval.value == 0.5
+    assert 0.0 <= interval.low < 0.5 < interval.high <= 1.0
+
+
+def test_identical_systems_differ_by_nothing_with_p_one():
+    stats = [[0, 4], [4, 4], [1, 4]]
+    comparison = resample.paired_bootstrap(stats, stats, RATIO, samples=300)
+    assert comparison.difference == 0.0
+    assert (comparison.low, comparison.high) == (0.0, 0.0)
+    assert comparison.p == 1.0
+    assert not comparison.significant()
+
+
+def test_a_system_better_on_every_sentence_by_the_same_margin():
+    # a: 1/2 on each sentence, b: 0: every resample differs by exactly 0.5, so no centred
+    # difference reaches 0.5 and p is the smallest possible, 1 / (samples + 1).
+    a, b = [[1, 2]] * 5, [[0, 2]] * 5
+    comparison = resample.paired_bootstrap(a, b, RATIO, samples=99)
+    assert (comparison.a, comparison.b, comparison.difference) == (0.5, 0.0, 0.5)
+    assert (comparison.low, comparison.high) == pytest.approx((0.5, 0.5))
+    assert comparison.p == pytest.approx(1 / 100)
+    assert comparison.significant()
+
+
+def test_paired_resampling_cancels_what_the_systems_share():
+    # Sentence difficulty varies a lot, the systems differ by one count on every sentence:
+    # pairing keeps the difference's interval narrow and away from zero.
+    rng = np.random.default_rng(0)
+    hard = rng.integers(0, 20, size=200)
+    a = np.stack([hard + 1, np.full(200, 25)], axis=1)
+    b = np.stack([hard, np.full(200, 25)], axis=1)
+    comparison = resample.paired_bootstrap(a, b, RATIO, samples=300)
+    assert comparison.difference == pytest.approx(1 / 25)
+    assert comparison.low == pytest.approx(1 / 25) and comparison.high == pytest.approx(1 / 25)
+    assert comparison.p < 0.01
+
+
+def test_paired_bootstrap_refuses_unpaired_corpora():
+    with pytest.raises(ValueError, match="2 against 3"):
+        resample.paired_bootstrap([[1, 2]] * 2, [[1, 2]] * 3, RATIO)
+
+
+def test_a_ratio_without_denominator_is_nan():
+    assert math.isnan(RATIO(np.array([0.0, 0.0])))
+
+
+def test_paired_t_test_over_seeds_by_hand():
+    # differences 2, 3, 1: mean 2, sd 1, t = 2 / (1 / sqrt 3) = sqrt 12, 2 degrees of freedom;
+    # the t(2) CDF is 1/2 + t / (2 sqrt(t^2 + 2)), so p = 1 - sqrt 12 / sqrt 14 = 0.0742.
+    test = resample.paired_seed_test([20, 22, 24], [18, 19, 23])
+    assert test.difference == pytest.approx(2.0)
+    assert (test.mean_a, test.std_a) == pytest.approx((22.0, 2.0))
+    assert test.p == pytest.approx(1 - math.sqrt(12 / 14))
+    assert test.seeds == 3
+
+
+def test_seed_test_edge_cases():
+    assert resample.paired_seed_test([3, 4], [3, 4]).p == 1.0     # no difference at all
+    assert resample.paired_seed_test([5, 6], [3, 4]).p == 0.0     # the same gain each time
+    assert resample.paired_seed_test([5], [3]).p is None          # one seed: no test
+    with pytest.raises(ValueError):
+        resample.paired_seed_test([1, 2], [1])
+
+
+def test_bleu_of_summed_sentence_statistics_is_sacrebleus_corpus_bleu():
+    hyps = ["the cat sat on the mat", "a dog barks loudly", "hello there"]
+    refs = ["the cat sat on a mat", "the dog barks", "hello there friend"]
+    stats = bleu_statistics(hyps, refs)
+    interval = resample.bootstrap(stats, bleu_score(), samples=200)
+    assert round(interval.value, 2) == corpus_bleu(hyps, refs)["bleu"]
+    assert interval.low <= interval.value <= interval.high
+
+
+def test_score_files_with_bootstrap_keeps_the_sentence_statistics(tmp_path):
+    (tmp_path / "h").write_text("a b c d\nx y\n", encoding="utf-8")
+    (tmp_path / "r").write_text("a b c d\nx z\n", encoding="utf-8")
+    record = score_files(tmp_path / "h", tmp_path / "r", "13a", False, samples=50, seed=2)
+    # hyp_len, ref_len, correct 1-4, total 1-4
+    assert record["statistics"]["rows"] == [[4, 4, 4, 3, 2, 1, 4, 3, 2, 1],
+                                            [2, 2, 1, 0, 0, 0, 2, 1, 0, 0]]
+    assert record["bootstrap"]["samples"] == 50
+    low, high = record["bleu_ci"]
+    assert low <= record["bleu"] <= high
+    assert "bleu_ci" not in score_files(tmp_path / "h", tmp_path / "r", "13a", False)
+
+
+def test_redundancy_bootstrap_record_by_hand():
+    # "a a b c": one continuous pair of 3; "the cat the cat": two discontinuous pairs of 3;
+    # "x y": none of 1. CRR 1/7, DRR 2/7. Source and reference repeat no word, so nothing
+    # is exempt.
+    hyps = [s.split() for s in ("a a b c", "the cat the cat", "x y")]
+    srcs = [s.split() for s in ("s t u v", "d e f g", "q r")]
+    refs = [s.split() for s in ("a b c d", "the cat sat", "x y z")]
+    results = score_sentences(hyps, srcs, refs)
+    record = bootstrap_record(results, samples=300, seed=1)
+    assert record["statistics"]["rows"] == [[1, 0, 3], [0, 2, 3], [0, 0, 1]]
+    totals = np.array(record["statistics"]["rows"]).sum(axis=0)
+    assert measure_score("crr")(totals) == pytest.approx(1 / 7)
+    assert measure_score("redundancy")(totals) == pytest.approx(3 / 7)
+    low, high = record["crr_ci"]
+    assert low <= 1 / 7 <= high and high <= 1 / 3 + 1e-12
