@@ -116,6 +116,21 @@ def test_speed_up_is_relative_to_ar_at_the_same_batch_size():
     assert rows.loc[(10, "AR teacher"), "seconds"] == "1.250"
 
 
+def test_a_beam_search_teacher_is_also_compared_greedily():
+    # AR beam 5: 2 sent/s at batch 1; AR greedy: 5 sent/s; CMLM 20 sent/s: 10x and 4x.
+    beam = {**speed_record("ar", "raw", [(1, 10, 5.0)]), "beam": 5}
+    greedy = {**speed_record("ar_greedy", "raw", [(1, 10, 2.0)]), "system": "ar_greedy",
+              "beam": 1}
+    frame = speed_table([speed_record("cmlm", "distilled", [(1, 10, 0.5)]), greedy, beam])
+    rows = frame.set_index("system")
+    assert list(rows.index) == ["AR teacher, beam 5", "AR teacher, greedy", "CMLM"]
+    assert rows.loc["CMLM", "speed-up vs AR"] == "10.00x"
+    assert rows.loc["CMLM", "speed-up vs AR greedy"] == "4.00x"
+    assert rows.loc["AR teacher, greedy", "speed-up vs AR"] == "2.50x"
+    # without a greedy measurement the column is left out
+    assert "speed-up vs AR greedy" not in speed_table([beam]).columns
+
+
 def test_speed_up_without_an_ar_measurement_is_empty():
     frame = speed_table([speed_record("dat", "raw", [(1, 4, 1.0)])])
     assert frame.iloc[0]["speed-up vs AR"] is None

@@ -155,19 +155,27 @@ def test_results_tables_pair_bleu_and_redundancy_files(plan):
 def test_one_data_condition_still_gives_both_results_tables(config):
     plan = with_nat(config, data=["raw"])
     assert plan.nat.result_tables() == ["5", "10"]
-    assert plan.nat.speed_systems() == ["ar", *(f"{m}.raw" for m in NAT_MODELS)]
+    assert plan.nat.speed_systems(TEACHER) == ["ar", *(f"{m}.raw" for m in NAT_MODELS)]
     assert not any(".distilled/" in b for b, _ in plan.nat.table_scores())
 
 
 def test_speed_settings(config, plan):
     assert plan.nat.speed_data() == "distilled"
-    assert plan.nat.speed_systems()[0] == "ar" and len(plan.nat.speed_systems()) == 6
+    # the default teacher decodes greedily: no second AR row
+    assert plan.nat.speed_systems(TEACHER)[0] == "ar"
+    assert len(plan.nat.speed_systems(TEACHER)) == 6
     assert plan.nat.speed_corpus(TEACHER) == "newstest2013.de-en"
     sentences = config["nat"]["speed"]["sentences"]
     assert f"first {sentences} sentences" in plan.nat.speed_notes()[0]
     assert "AR: the teacher's greedy search" in plan.nat.speed_notes()[0]
     config["defaults"]["decode"]["beam"] = 4
-    assert "AR: the teacher's beam search, beam 4" in Plan(config).nat.speed_notes()[0]
+    beam = Plan(config)
+    assert "AR: the teacher's beam search, beam 4" in beam.nat.speed_notes()[0]
+    # a beam-search teacher is also timed greedily, with its own checkpoint
+    assert beam.nat.speed_systems(TEACHER)[:2] == ["ar", "ar_greedy"]
+    assert beam.nat.decode_options(TEACHER, "ar_greedy")["beam"] == 1
+    assert beam.nat.checkpoint(TEACHER, "ar_greedy") == beam.nat.checkpoint(TEACHER, "ar")
+    assert beam.nat.model_name("ar_greedy") == "ar_greedy"
 
 
 def test_scale_notes_state_updates_and_size(config, plan):

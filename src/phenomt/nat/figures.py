@@ -91,7 +91,7 @@ def draw_speedup(rows: Sequence[Mapping[str, str]], path: str | os.PathLike[str]
     size, the AR teacher's speed (1x) as a dashed line."""
     column = "speed-up vs AR"
     require_columns(rows, ["pair", "system", "data", "batch size", column], path)
-    nat = [r for r in rows if r["system"] != AR_LABEL]
+    nat = [r for r in rows if not r["system"].startswith(AR_LABEL)]
     if not nat:
         raise InputError(path, "no NAT system in the speed table")
     pairs = _ordered_unique([r["pair"] for r in nat])

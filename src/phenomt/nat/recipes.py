@@ -231,16 +231,21 @@ def generate_options(model: str) -> dict[str, Any]:
 
 NAT_DATA = ("raw", "distilled")
 AR_SYSTEM = "ar"
-SYSTEM_LABELS = {AR_SYSTEM: "AR teacher", "cmlm": "CMLM", "cmlm_oaxe": "CMLM+OaXE",
-                 "glat": "GLAT", "glat_oaxe": "GLAT+OaXE", "dat": "DAT"}
+# The teacher decoding greedily: a second AR row of the speed table only.
+AR_GREEDY = "ar_greedy"
+AR_SYSTEMS = (AR_SYSTEM, AR_GREEDY)
+SYSTEM_LABELS = {AR_SYSTEM: "AR teacher", AR_GREEDY: "AR teacher, greedy", "cmlm": "CMLM",
+                 "cmlm_oaxe": "CMLM+OaXE", "glat": "GLAT", "glat_oaxe": "GLAT+OaXE",
+                 "dat": "DAT"}
 
 def parse_nat_system(system: str) -> tuple[str, str]:
-    """``cmlm_oaxe.distilled`` → ``("cmlm_oaxe", "distilled")``; ``ar`` → ``("ar", "raw")``.
+    """``cmlm_oaxe.distilled`` → ``("cmlm_oaxe", "distilled")``; ``ar`` → ``("ar", "raw")``
+    (``ar_greedy`` likewise).
 
     The AR teacher is trained on the raw data.
     """
-    if system == AR_SYSTEM:
-        return AR_SYSTEM, "raw"
+    if system in AR_SYSTEMS:
+        return system, "raw"
     model, _, data = system.partition(".")
     if model not in NAT_MODELS or data not in NAT_DATA:
         raise ValueError(f"not a NAT system: {system!r} (expected <model>.<raw|distilled>)")

@@ -51,9 +51,16 @@ from phenomt.core.nmt import (
     parse_speed,
 )
 from phenomt.core.tables import format_number, interval_cell, load_json, write_table
-from phenomt.nat.recipes import AR_SYSTEM, NAT_MODELS, SYSTEM_LABELS, parse_nat_system
+from phenomt.nat.recipes import (
+    AR_GREEDY,
+    AR_SYSTEM,
+    AR_SYSTEMS,
+    NAT_MODELS,
+    SYSTEM_LABELS,
+    parse_nat_system,
+)
 
-_SYSTEM_ORDER = {name: rank for rank, name in enumerate(["ar", *NAT_MODELS])}
+_SYSTEM_ORDER = {name: rank for rank, name in enumerate([*AR_SYSTEMS, *NAT_MODELS])}
 _DATA_ORDER = {"raw": 0, "distilled": 1}
 PAPER = "wang_nat"
 # The paper's layout: Table 5 gives BLEU and Redu. (= CRR + DRR), Table 10 CRR and DRR
@@ -382,27 +389,40 @@ def redundancy_notes(redundancy_files: Sequence[str | Path]) -> list[str]:
     return list(seen)
 
 
+def _speed_label(record: Mapping[str, Any]) -> str:
+    """The system's label; the teacher's beam search says its beam."""
+    label = _label(record["model"])
+    beam = record.get("beam")
+    return f"{label}, beam {beam}" if record["model"] == AR_SYSTEM and beam and beam > 1 else label
+
+
 def speed_table(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """One row per system and batch size; the speed-up divides the system's sentences per
-    second by the AR teacher's at the same pair and batch size."""
-    ar_rate = {(r["teacher"], m["batch_size"]): m["sentences_per_second"]
-               for r in records if r["model"] == "ar" for m in r["measurements"]}
+    second by the AR teacher's at the same pair and batch size: its own search (``speed-up
+    vs AR``) and, when it was timed too, greedy search (``speed-up vs AR greedy``)."""
+    rates = {model: {(r["teacher"], m["batch_size"]): m["sentences_per_second"]
+                     for r in records if r["model"] == model for m in r["measurements"]}
+             for model in AR_SYSTEMS}
     rows = []
     for record in records:
         for m in record["measurements"]:
-            base = ar_rate.get((record["teacher"], m["batch_size"]))
-            speedup = m["sentences_per_second"] / base if base else None
-            rows.append({
+            key = (record["teacher"], m["batch_size"])
+            row = {
                 "_order": (record["direction"], m["batch_size"],
                            _SYSTEM_ORDER.get(record["model"], 99)),
-                "pair": record["direction"], "system": _label(record["model"]),
+                "pair": record["direction"], "system": _speed_label(record),
                 "data": record["data"], "batch size": m["batch_size"],
                 "sentences": m["sentences"], "seconds": format_number(m["seconds"], 3),
                 "sentences/s": format_number(m["sentences_per_second"]),
-                "latency (ms/sentence)": format_number(m["latency_ms"]),
-                "speed-up vs AR": None if speedup is None else f"{speedup:.2f}x",
-                "device": record.get("device"),
-            })
+                "latency (ms/sentence)": format_number(m["latency_ms"])}
+            for model, column in ((AR_SYSTEM, "speed-up vs AR"),
+                                  (AR_GREEDY, "speed-up vs AR greedy")):
+                base = rates[model].get(key)
+                if rates[model] or model == AR_SYSTEM:
+                    row[column] = (None if not base
+                                   else f"{m['sentences_per_second'] / base:.2f}x")
+            row["device"] = record.get("device")
+            rows.append(row)
     frame = pd.DataFrame(rows)
     if frame.empty:
         return frame
@@ -422,7 +442,7 @@ def _annotated_system(name: str) -> tuple[str | None, str | None]:
         model, data = parse_nat_system(name)
     except ValueError:
         return None, None
-    return (None, None) if model == AR_SYSTEM else (model, data)
+    return (None, None) if model in AR_SYSTEMS else (model, data)
 
 
 def _agreement_groups(report: Mapping[str, Any]) -> list[tuple[str | None, dict]]:
@@ -544,10 +564,11 @@ def _average_command(args: argparse.Namespace) -> int:
 def _speed_command(args: argparse.Namespace) -> int:
     _log_progress()
     expected = count_lines(args.source)
-    measurements = measure_speed(args.data_bin, args.model, json.loads(args.options),
-                                 args.batch_sizes, expected)
+    options = json.loads(args.options)
+    measurements = measure_speed(args.data_bin, args.model, options, args.batch_sizes, expected)
     record = {"teacher": args.teacher, "system": args.system, "model": args.model_name,
               "data": args.data, "direction": args.direction,
+              "beam": options.get("beam") if args.model_name in AR_SYSTEMS else None,
               "device": "cuda" if gpu_available() else "cpu", "threads": 1,
               "measurements": measurements}
     write_json(args.output, record)

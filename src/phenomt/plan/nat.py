@@ -26,7 +26,9 @@ from typing import Any
 from phenomt.core.metrics.redundancy import default_stopword_count
 from phenomt.core.nmt import fairseq_value
 from phenomt.nat.recipes import (
+    AR_GREEDY,
     AR_SYSTEM,
+    AR_SYSTEMS,
     NAT_DATA,
     NAT_MODELS,
     SYSTEM_LABELS,
@@ -152,7 +154,7 @@ class NatPlan(SectionPlan):
 
     def checkpoint(self, teacher: str, system: str) -> str:
         """The checkpoint a system decodes with: the teacher's, or the NAT model's average."""
-        if system == AR_SYSTEM:
+        if system in AR_SYSTEMS:
             return self.models.checkpoint(teacher)
         return f"{self.system_dir(teacher, system)}/model.pt"
 
@@ -225,7 +227,7 @@ class NatPlan(SectionPlan):
     def base_checkpoints(self, teacher: str, system: str) -> list[str]:
         """The checkpoint a "+OaXE" system is fine-tuned from (an empty list otherwise)."""
         model, data = parse_nat_system(system)
-        base = base_model(model) if model != AR_SYSTEM else None
+        base = base_model(model) if model not in AR_SYSTEMS else None
         return [self.checkpoint(teacher, f"{base}.{data}")] if base else []
 
     def decode_options(self, teacher: str, system: str) -> dict[str, Any]:
@@ -233,6 +235,8 @@ class NatPlan(SectionPlan):
         with ``nat.decode`` (batch size ...) over it."""
         if system == AR_SYSTEM:
             return self.models.decode_options(teacher)
+        if system == AR_GREEDY:
+            return {**self.models.decode_options(teacher), "beam": 1}
         model, _ = parse_nat_system(system)
         return {**generate_options(model), **self.section["decode"]}
 
@@ -295,8 +299,12 @@ class NatPlan(SectionPlan):
         return self.speed["data"] or (
             "distilled" if "distilled" in self.data_conditions else self.data_conditions[0])
 
-    def speed_systems(self) -> list[str]:
-        return [AR_SYSTEM, *(f"{m}.{self.speed_data()}" for m in self.nat_models)]
+    def speed_systems(self, teacher: str) -> list[str]:
+        """The teacher's own search, greedy search too when that is a beam search, and the
+        NAT models."""
+        teacher_beam = int(fairseq_value(self.models.decode_options(teacher), "beam"))
+        ar = [AR_SYSTEM, AR_GREEDY] if teacher_beam > 1 else [AR_SYSTEM]
+        return [*ar, *(f"{m}.{self.speed_data()}" for m in self.nat_models)]
 
     def speed_corpus(self, teacher: str) -> str:
         return self.speed["corpus"] or self.models.test_sets(teacher)[0]
@@ -316,7 +324,7 @@ class NatPlan(SectionPlan):
                 f"{alone}."]
 
     def all_speeds(self) -> list[str]:
-        return [self.speed_json(t, s) for t in self.teachers for s in self.speed_systems()]
+        return [self.speed_json(t, s) for t in self.teachers for s in self.speed_systems(t)]
 
     def bleu_meta(self, teacher: str, system: str, corpus: str) -> str:
         """``KEY=VALUE`` fields stored with a system's BLEU score (read by the tables)."""
