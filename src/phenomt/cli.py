@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "parse": ("phenomt.core.parse",),
     "nmt": ("phenomt.core.nmt", "phenomt.core.curves"),
     "score": ("phenomt.core.metrics.bleu", "phenomt.core.metrics.redundancy",
+              "phenomt.core.metrics.base",
               "phenomt.core.metrics.tcp", "phenomt.lexcons.chains"),
     "extract": ("phenomt.ldd.extract",),
     "ldd": ("phenomt.ldd.cli", "phenomt.ldd.fidelity", "phenomt.ldd.figures"),

@@ -14,6 +14,7 @@ from phenomt.core.cliargs import non_negative_int, positive_int
 from phenomt.core.corpus import read_parallel
 from phenomt.core.io import atomic_write
 from phenomt.core.metrics import resample
+from phenomt.core.metrics.base import SacrebleuMetric, register
 
 
 def default_tokenizer(target_lang: str) -> str:
@@ -141,3 +142,17 @@ def register_cli(tree) -> None:
     p.add_argument("--seed", type=positive_int, default=resample.DEFAULT_SEED,
                    help="seed of the resampling")
     p.add_argument("--output", help="also write the JSON here")
+
+
+@register
+class Bleu(SacrebleuMetric):
+    """sacreBLEU's corpus BLEU; the statistics are :data:`STATISTICS_COLUMNS`.
+
+    sacreBLEU's default settings besides ``tokenize`` and ``lowercase``."""
+
+    name = "bleu"
+    label = "BLEU"
+    columns = tuple(STATISTICS_COLUMNS)
+
+    def __init__(self, tokenize: str = "13a", lowercase: bool = False) -> None:
+        self.metric = BLEU(tokenize=tokenize, lowercase=lowercase)

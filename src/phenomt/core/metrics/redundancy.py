@@ -102,6 +102,7 @@ from phenomt.core.cliargs import named_file, non_negative_int, positive_int
 from phenomt.core.corpus import read_parallel
 from phenomt.core.io import InputError, atomic_write, iter_lines, open_binary
 from phenomt.core.metrics import resample
+from phenomt.core.metrics.base import Metric, register
 
 Synonyms = Callable[[str, str], bool]
 """S(a, b): True when two distinct tokens are synonyms."""
@@ -981,3 +982,73 @@ def register_cli(tree) -> None:
                        metavar="SYSTEM=FILE", help="an annotated system's output (repeatable)")
     _add_metric_options(agree)
     agree.set_defaults(redundancy_parser=agree)
+
+
+# --------------------------------------------------------------------------- registered metrics
+
+class _RedundancyMetric(Metric):
+    """CRR or DRR over raw text lines, as the registry's metrics.
+
+    ``tokenize``: ``moses`` (sacremoses by language, jieba for Chinese, as the given systems
+    are scored), ``bpe`` (tokens as written) or ``word`` (BPE merged). Identical tokens only
+    (no embeddings). Stopwords: the ``stopword_count`` most frequent tokens of the references
+    passed to :meth:`statistics` (the paper's k by default), so give the whole test set's
+    references and sum subsets' rows afterwards when a subset is scored.
+    """
+
+    needs_source = True
+    columns = tuple(STATISTICS_COLUMNS)
+    higher_is_better = False
+    measure: str
+
+    def __init__(self, target_lang: str = "en", source_lang: str = "de",
+                 tokenize: str = "moses", stopword_count: int | None = None) -> None:
+        if tokenize not in ("moses", *LEVELS):
+            raise ValueError(f"unknown tokenization {tokenize!r}: moses, bpe or word")
+        if stopword_count is not None and stopword_count < 0:
+            raise ValueError("stopword_count must not be negative")
+        self.target_lang, self.source_lang, self.tokenize = target_lang, source_lang, tokenize
+        self.stopword_count = (default_stopword_count(target_lang) if stopword_count is None
+                               else stopword_count)
+
+    def signature(self) -> str:
+        return (f"tok:{self.tokenize}|langs:{self.source_lang}-{self.target_lang}|"
+                f"stopwords:{self.stopword_count}|synonyms:identical")
+
+    def _tokens(self, lines: Sequence[str], lang: str) -> list[list[str]]:
+        if self.tokenize == "moses":
+            from phenomt.core.text import tokenize as word_tokenize
+
+            return [word_tokenize(line, lang).split() if line.strip() else [] for line in lines]
+        return [tokenize(line, self.tokenize) for line in lines]
+
+    def statistics(self, hypotheses: Sequence[str], references: Sequence[str],
+                   sources: Sequence[str] | None = None) -> np.ndarray:
+        self._check(hypotheses, references, sources)
+        refs = self._tokens(references, self.target_lang)
+        stopwords = frozenset(frequent_tokens(refs, self.stopword_count))
+        results = score_sentences(self._tokens(hypotheses, self.target_lang),
+                                  self._tokens(sources or [], self.source_lang), refs,
+                                  stopwords=stopwords)
+        return np.asarray(sentence_statistics(results), dtype=np.float64).reshape(-1, 3)
+
+    def score(self, totals: np.ndarray) -> float:
+        return 100 * measure_score(self.measure)(totals)
+
+
+@register
+class Crr(_RedundancyMetric):
+    """Continuous redundancy ratio (Wang et al.), percent."""
+
+    name = "crr"
+    label = "CRR (%)"
+    measure = "crr"
+
+
+@register
+class Drr(_RedundancyMetric):
+    """Discontinuous redundancy ratio (Wang et al.), percent."""
+
+    name = "drr"
+    label = "DRR (%)"
+    measure = "drr"

@@ -12,7 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
 from sacrebleu.metrics import BLEU
+
+from phenomt.core.metrics.base import Metric, register
 
 RIBES_ALPHA = 0.25
 RIBES_BETA = 0.10
@@ -45,3 +48,37 @@ def ribes_record(hyp_tokens: Sequence[Sequence[str]], ref_tokens: Sequence[Seque
     return {"score": round(corpus_ribes_score(hyp_tokens, ref_tokens), 4),
             "alpha": RIBES_ALPHA, "beta": RIBES_BETA, "tokens": tokens,
             "implementation": f"nltk {nltk.__version__} corpus_ribes"}
+
+
+@register
+class Ribes(Metric):
+    """RIBES (nltk, α and β pinned); the statistics are sentence RIBES and a count.
+
+    The corpus score is the mean of sentence scores, as nltk's ``corpus_ribes``."""
+
+    name = "ribes"
+    label = "RIBES"
+    columns = ("sentence_ribes", "sentences")
+
+    def __init__(self, tokenize: str = "13a", lowercase: bool = False) -> None:
+        self.tokenize, self.lowercase = tokenize, lowercase
+
+    def signature(self) -> str:
+        import nltk
+
+        return (f"tok:{self.tokenize}|case:{'lc' if self.lowercase else 'mixed'}|"
+                f"alpha:{RIBES_ALPHA}|beta:{RIBES_BETA}|nltk:{nltk.__version__}")
+
+    def statistics(self, hypotheses: Sequence[str], references: Sequence[str],
+                   sources: Sequence[str] | None = None) -> np.ndarray:
+        from nltk.translate.ribes_score import sentence_ribes
+
+        self._check(hypotheses, references, sources)
+        hyps = ribes_tokens(hypotheses, self.tokenize, self.lowercase)
+        refs = ribes_tokens(references, self.tokenize, self.lowercase)
+        return np.array([[sentence_ribes([ref], hyp, alpha=RIBES_ALPHA, beta=RIBES_BETA), 1.0]
+                         for hyp, ref in zip(hyps, refs, strict=True)],
+                        dtype=np.float64).reshape(-1, 2)
+
+    def score(self, totals: np.ndarray) -> float:
+        return float(totals[0] / totals[1]) if totals[1] else float("nan")

@@ -1,0 +1,241 @@
+"""The metric interface and its registry.
+
+A metric turns every hypothesis sentence (with its reference, and its source when the metric
+needs one) into a row of **sufficient statistics**, and the corpus score is a function of the
+rows summed over the corpus: BLEU's n-gram counts, chrF's character and word n-gram counts,
+TER's edits and reference length, CRR/DRR's pair counts over |Y| - 1, RIBES's sentence scores
+and their count. So one sentence bootstrap and one paired test
+(:mod:`phenomt.core.metrics.resample`) serve every metric, and a subset of a test set (a
+challenge set, a distance bin, a masked part) is scored by summing its rows.
+
+A metric states every setting that changes its number in :meth:`Metric.signature`, as
+sacreBLEU does. Metrics register themselves by name with :func:`register`; :func:`get` finds
+them (importing the metric modules on first use, so that a command that needs no metric does
+not pay for them). Adding a metric is its module (a :class:`Metric` subclass decorated with
+``@register``), its schema entry and its test.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from phenomt.core.metrics import resample
+
+
+@dataclass(frozen=True)
+class MetricScore:
+    """A corpus score with what is needed to read and reproduce it."""
+
+    metric: str
+    value: float
+    signature: str
+    sentences: int
+    interval: list[float] | None = None
+    bootstrap: dict | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"metric": self.metric, "score": self.value, "signature": self.signature,
+                "sentences": self.sentences, "ci": self.interval, "bootstrap": self.bootstrap}
+
+
+class Metric(ABC):
+    """A corpus metric computed from summed per-sentence statistics."""
+
+    #: registry key and the name in commands and configs
+    name: ClassVar[str]
+    #: the column header of tables
+    label: ClassVar[str]
+    #: names of the statistics columns, in order
+    columns: ClassVar[tuple[str, ...]]
+    higher_is_better: ClassVar[bool] = True
+    #: whether :meth:`statistics` reads the source sentences
+    needs_source: ClassVar[bool] = False
+
+    @abstractmethod
+    def signature(self) -> str:
+        """Every setting that changes the number, ``key:value`` joined by ``|``."""
+
+    @abstractmethod
+    def statistics(self, hypotheses: Sequence[str], references: Sequence[str],
+                   sources: Sequence[str] | None = None) -> np.ndarray:
+        """One row of :attr:`columns` per sentence."""
+
+    @abstractmethod
+    def score(self, totals: np.ndarray) -> float:
+        """The corpus score of one vector of summed statistics."""
+
+    def _check(self, hypotheses: Sequence[str], references: Sequence[str],
+               sources: Sequence[str] | None) -> None:
+        if len(hypotheses) != len(references):
+            raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
+        if self.needs_source and (sources is None or len(sources) != len(references)):
+            raise ValueError(f"{self.name} needs one source sentence per reference")
+
+    def sentence_scores(self, hypotheses: Sequence[str], references: Sequence[str],
+                        sources: Sequence[str] | None = None) -> list[float]:
+        """The score of each sentence alone (NaN where it is undefined)."""
+        return [self.score(row) for row in self.statistics(hypotheses, references, sources)]
+
+    def corpus_score(self, hypotheses: Sequence[str], references: Sequence[str],
+                     sources: Sequence[str] | None = None, *, samples: int = 0,
+                     seed: int = resample.DEFAULT_SEED) -> MetricScore:
+        """The corpus score; with ``samples``, its percentile interval over sentence
+        resamples."""
+        stats = self.statistics(hypotheses, references, sources)
+        if not samples:
+            return MetricScore(self.name, self.score(stats.sum(axis=0)), self.signature(),
+                               len(stats))
+        interval = resample.bootstrap(stats, self.score, samples=samples, seed=seed)
+        return MetricScore(self.name, interval.value, self.signature(), len(stats),
+                           interval.as_list(),
+                           {"samples": samples, "seed": seed,
+                            "confidence": resample.CONFIDENCE})
+
+    def compare(self, hypotheses_a: Sequence[str], hypotheses_b: Sequence[str],
+                references: Sequence[str], sources: Sequence[str] | None = None, *,
+                samples: int = resample.DEFAULT_SAMPLES, seed: int = resample.DEFAULT_SEED
+                ) -> resample.Comparison:
+        """System a against system b on the same sentences (paired bootstrap)."""
+        return resample.paired_bootstrap(self.statistics(hypotheses_a, references, sources),
+                                         self.statistics(hypotheses_b, references, sources),
+                                         self.score, samples=samples, seed=seed)
+
+
+METRICS: dict[str, type[Metric]] = {}
+
+
+def register(cls: type[Metric]) -> type[Metric]:
+    """Class decorator: make ``cls`` known by its :attr:`Metric.name`."""
+    if cls.name in METRICS and METRICS[cls.name] is not cls:
+        raise ValueError(f"two metrics named {cls.name!r}: {METRICS[cls.name]} and {cls}")
+    METRICS[cls.name] = cls
+    return cls
+
+
+def _load_all() -> None:
+    """Import every module of this package once, so that their metrics register."""
+    package = importlib.import_module("phenomt.core.metrics")
+    for module in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"phenomt.core.metrics.{module.name}")
+
+
+def names() -> list[str]:
+    """Every registered metric, sorted."""
+    _load_all()
+    return sorted(METRICS)
+
+
+def get(name: str, **settings: Any) -> Metric:
+    """The metric ``name`` made with ``settings`` (its constructor's keywords)."""
+    _load_all()
+    if name not in METRICS:
+        raise KeyError(f"unknown metric {name!r}; known: {', '.join(sorted(METRICS))}")
+    return METRICS[name](**settings)
+
+
+class SacrebleuMetric(Metric):
+    """A metric that sacreBLEU computes (``self.metric``, made by the subclass). Its
+    per-sentence statistics come from ``_extract_corpus_statistics`` and its score from
+    ``_compute_score_from_stats`` of their sum: the two methods sacreBLEU's own paired tests
+    use, so our intervals resample exactly what sacreBLEU would."""
+
+    metric: Any
+
+    def signature(self) -> str:
+        # sacreBLEU learns the reference count from the first scoring; ours is always one
+        if not hasattr(self.metric, "num_refs"):
+            self.metric.num_refs = 1
+        return str(self.metric.get_signature())
+
+    def statistics(self, hypotheses: Sequence[str], references: Sequence[str],
+                   sources: Sequence[str] | None = None) -> np.ndarray:
+        self._check(hypotheses, references, sources)
+        rows = self.metric._extract_corpus_statistics(list(hypotheses), [list(references)])
+        return np.asarray(rows, dtype=np.float64).reshape(len(hypotheses), -1)
+
+    def score(self, totals: np.ndarray) -> float:
+        return float(self.metric._compute_score_from_stats([float(x) for x in totals]).score)
+
+
+# --------------------------------------------------------------------------- command line
+
+def _setting(text: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` with VALUE read as JSON when it is JSON (numbers, true/false, null)."""
+    import argparse
+    import json
+
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    try:
+        return key.replace("-", "_"), json.loads(value)
+    except json.JSONDecodeError:
+        return key.replace("-", "_"), value
+
+
+def _score_command(args: Any) -> int:
+    import json
+
+    from phenomt.core.corpus import read_parallel
+    from phenomt.core.io import atomic_write
+
+    try:
+        metric = get(args.metric, **dict(args.set))
+    except TypeError as err:  # a setting the metric does not take
+        raise SystemExit(f"phenomt: error: --set: {err}") from None
+    paths = [args.hyp, args.ref, *([args.src] if args.src else []),
+             *([args.baseline] if args.baseline else [])]
+    texts = read_parallel(paths)
+    hyps, refs = texts[0], texts[1]
+    srcs = texts[2] if args.src else None
+    if metric.needs_source and srcs is None:
+        raise SystemExit(f"phenomt: error: {metric.name} needs --src")
+    record = metric.corpus_score(hyps, refs, srcs, samples=args.bootstrap,
+                                 seed=args.seed).as_dict()
+    record.update(label=metric.label, higher_is_better=metric.higher_is_better,
+                  hypothesis=args.hyp, reference=args.ref)
+    if args.baseline:
+        compared = metric.compare(hyps, texts[-1], refs, srcs, samples=args.bootstrap or
+                                  resample.DEFAULT_SAMPLES, seed=args.seed)
+        record["baseline"] = {"hypothesis": args.baseline, **compared.as_dict()}
+    text = json.dumps(record, indent=2, ensure_ascii=False)
+    if args.output:
+        with atomic_write(args.output) as out:
+            out.write(text + "\n")
+    print(text)
+    return 0
+
+
+def _list_command(args: Any) -> int:
+    for name in names():
+        cls = METRICS[name]
+        better = "higher" if cls.higher_is_better else "lower"
+        print(f"{name:8s} {cls.label:10s} {better} is better; "
+              f"{(cls.__doc__ or '').strip().splitlines()[0]}")
+    return 0
+
+
+def register_cli(tree: Any) -> None:
+    from phenomt.core.cliargs import non_negative_int, positive_int
+
+    p = tree.add("score metric", "Any registered metric with its signature, interval and "
+                 "paired test against a baseline (JSON)", _score_command)
+    p.add_argument("--metric", required=True, choices=names())
+    p.add_argument("--hyp", required=True, help="system output, one sentence a line")
+    p.add_argument("--ref", required=True, help="reference, one sentence a line")
+    p.add_argument("--src", help="source sentences (metrics that read them: crr, drr)")
+    p.add_argument("--set", action="append", type=_setting, default=[], metavar="KEY=VALUE",
+                   help="a metric setting, e.g. tokenize=zh or target_lang=zh")
+    p.add_argument("--baseline", help="another system's output: paired bootstrap against it")
+    p.add_argument("--bootstrap", type=non_negative_int, default=0, metavar="N",
+                   help="95%% interval from N sentence resamples (0: none)")
+    p.add_argument("--seed", type=positive_int, default=resample.DEFAULT_SEED)
+    p.add_argument("--output", help="also write the JSON here")
+    tree.add("score metrics", "List the registered metrics", _list_command)

@@ -1,0 +1,114 @@
+"""The metric interface and registry (phenomt.core.metrics.base): every registered metric
+scores as its reference implementation does, subsets sum, and the generic command works."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import sacrebleu
+
+from phenomt.cli import main
+from phenomt.core.metrics import base
+from phenomt.core.metrics.base import Metric
+from phenomt.core.metrics.ribes import corpus_ribes_score, ribes_tokens
+
+HYPS = ["the cat sat on the mat .", "a dog dog barks loudly", "hello there", ""]
+REFS = ["the cat sat on a mat .", "the dog barks", "hello there , friend", "nothing here"]
+SRCS = ["die Katze sass auf der Matte .", "der Hund bellt", "hallo , Freund", "nichts"]
+
+
+def test_the_registry_knows_every_metric():
+    assert base.names() == ["bleu", "chrf", "crr", "drr", "ribes", "ter"]
+    with pytest.raises(KeyError, match="unknown metric 'meteor'"):
+        base.get("meteor")
+
+
+def test_every_metric_class_in_the_package_is_registered():
+    base.names()
+
+    def subclasses(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from subclasses(sub)
+    concrete = {c for c in subclasses(Metric) if getattr(c, "name", None)
+                and c.__module__.startswith("phenomt.core.metrics")}
+    assert concrete == set(base.METRICS.values())
+
+
+def test_a_second_metric_of_the_same_name_is_refused():
+    class Other(base.Metric):
+        name = "bleu"
+
+    with pytest.raises(ValueError, match="two metrics named 'bleu'"):
+        base.register(Other)
+
+
+@pytest.mark.parametrize("name, reference", [
+    ("bleu", lambda h, r: sacrebleu.corpus_bleu(h, [r]).score),
+    ("chrf", lambda h, r: sacrebleu.corpus_chrf(h, [r]).score),
+    ("ter", lambda h, r: sacrebleu.corpus_ter(h, [r]).score),
+    ("ribes", lambda h, r: corpus_ribes_score(ribes_tokens(h), ribes_tokens(r))),
+])
+def test_summed_statistics_give_the_reference_implementations_score(name, reference):
+    metric = base.get(name)
+    assert metric.corpus_score(HYPS, REFS).value == pytest.approx(reference(HYPS, REFS))
+    # a subset's rows give that subset's corpus score
+    stats = metric.statistics(HYPS, REFS)
+    assert stats.shape[0] == len(HYPS)
+    assert metric.score(stats[:2].sum(axis=0)) == pytest.approx(reference(HYPS[:2], REFS[:2]))
+
+
+def test_crr_and_drr_by_hand():
+    # Moses tokens. "a dog dog barks loudly": one continuous pair of 4; "the cat sat on the mat
+    # .": "the ... the" is discontinuous, but "the" is among the reference's stopwords (k = 1:
+    # the most frequent reference token) and so exempt. Denominators 6 + 4 + 1 + 0 = 11.
+    crr, drr = (base.get(n, target_lang="en", source_lang="de", stopword_count=1)
+                for n in ("crr", "drr"))
+    assert crr.corpus_score(HYPS, REFS, SRCS).value == pytest.approx(100 / 11)
+    assert drr.corpus_score(HYPS, REFS, SRCS).value == pytest.approx(0.0)
+    # without stopwords the repeated "the" counts
+    drr0 = base.get("drr", target_lang="en", source_lang="de", stopword_count=0)
+    assert drr0.corpus_score(HYPS, REFS, SRCS).value == pytest.approx(100 / 11)
+    with pytest.raises(ValueError, match="needs one source sentence"):
+        crr.statistics(HYPS, REFS)
+
+
+def test_signatures_name_the_settings():
+    assert "tok:zh" in base.get("bleu", tokenize="zh").signature()
+    assert "nw:2" in base.get("chrf", word_order=2).signature()
+    assert base.get("crr", target_lang="zh", source_lang="en").signature() == (
+        "tok:moses|langs:en-zh|stopwords:3|synonyms:identical")
+
+
+def test_compare_pairs_sentences():
+    ter = base.get("ter")
+    same = ter.compare(HYPS, HYPS, REFS, samples=50)
+    assert (same.difference, same.p) == (0.0, 1.0)
+    better = ter.compare(REFS, HYPS, REFS, samples=50)
+    assert better.a == 0.0 and better.difference < 0
+
+
+def test_score_metric_command(tmp_path, capsys):
+    hyp, ref = tmp_path / "hyp", tmp_path / "ref"
+    hyp.write_text("\n".join(HYPS) + "\n", encoding="utf-8")
+    ref.write_text("\n".join(REFS) + "\n", encoding="utf-8")
+    out = tmp_path / "ter.json"
+    assert main(["score", "metric", "--metric", "ter", "--hyp", str(hyp), "--ref", str(ref),
+                 "--baseline", str(ref), "--bootstrap", "50", "--output", str(out)]) == 0
+    record = json.loads(out.read_text(encoding="utf-8"))
+    assert record["score"] == pytest.approx(sacrebleu.corpus_ter(HYPS, [REFS]).score)
+    assert record["higher_is_better"] is False and len(record["ci"]) == 2
+    assert record["baseline"]["b"] == 0.0
+    capsys.readouterr()
+    with pytest.raises(SystemExit, match="unexpected keyword argument 'foo'"):
+        main(["score", "metric", "--metric", "ter", "--hyp", str(hyp), "--ref", str(ref),
+              "--set", "foo=1"])
+    with pytest.raises(SystemExit, match="crr needs --src"):
+        main(["score", "metric", "--metric", "crr", "--hyp", str(hyp), "--ref", str(ref)])
+
+
+def test_empty_corpus_statistics_have_the_metric_width():
+    assert base.get("crr").statistics([], [], []).shape == (0, 3)
+    assert np.isnan(base.get("ribes").score(np.zeros(2)))
