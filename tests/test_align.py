@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from phenomt.cli import CommandTree
 from phenomt.core import align
+from phenomt.core.cliargs import CommandTree
 from phenomt.core.io import InputError, read_lines, write_lines
 
 DATA = Path(__file__).parent / "data" / "align"

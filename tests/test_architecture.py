@@ -85,6 +85,43 @@ def test_nothing_below_the_plan_imports_it():
     assert not importers, [str(p.relative_to(ROOT)) for p in importers]
 
 
+def test_no_module_reaches_up_to_the_command_line():
+    """Not even for a type: the command tree lives in core (core/cliargs.py)."""
+    below = [p for p in _modules(PACKAGE) if len(p.relative_to(PACKAGE).parts) > 1]
+    reaching = [str(p.relative_to(ROOT)) for p in below
+                if re.search(r"^\s*from phenomt\.cli import|^\s*import phenomt\.cli",
+                             p.read_text(encoding="utf-8"), re.MULTILINE)]
+    assert not reaching
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_no_import_cycle_between_modules():
+    """Run-time imports (function-level ones too) form no cycle: a cycle means two modules
+    share something that belongs below both."""
+    graph = {_module_name(p): {m for m in _imports(p)} for p in _modules(PACKAGE)}
+    graph = {name: {m for m in deps if m in graph and m != name} for name, deps in graph.items()}
+    # a package's __init__ importing its own modules is not a cycle with them
+    cycles, state = [], {}
+
+    def visit(node: str, trail: list[str]) -> None:
+        state[node] = "open"
+        for dep in sorted(graph[node]):
+            if state.get(dep) == "open":
+                cycles.append(trail[trail.index(dep):] + [dep])
+            elif dep not in state:
+                visit(dep, trail + [dep])
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    assert not cycles, cycles
+
+
 PROBE = """
 import json, sys
 before = set(sys.modules)

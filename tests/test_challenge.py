@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from phenomt.cli import CommandTree
+from phenomt.core.bins import DistanceBin
+from phenomt.core.cliargs import CommandTree
 from phenomt.core.conllu import parse_conllu, read_conllu
 from phenomt.core.io import InputError
 from phenomt.ldd.extract import (
@@ -31,7 +32,6 @@ from phenomt.ldd.extract import (
     PREPOSITION_STRANDING,
     REFLEXIVE,
     REORDER_SUFFIXES,
-    DistanceBin,
     Instance,
     ReorderInstance,
     check_phenomenon,

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from phenomt.cli import COMMAND_MODULES, CommandTree, build_parser
+from phenomt.core.bins import bin_title, parse_bin
 from phenomt.core.io import InputError
 from phenomt.core.metrics.bleu import bleu_from_statistics, bleu_statistics, corpus_bleu
 from phenomt.core.metrics.ribes import RIBES_ALPHA, RIBES_BETA, corpus_ribes_score
@@ -31,10 +32,8 @@ from phenomt.ldd.sets import (
     CONTROL_SCHEMA,
     SCORE_SCHEMA,
     SetKey,
-    bin_title,
     check_selection,
     parse_assignment,
-    parse_bin,
     read_ids,
     select_file,
     select_lines,

@@ -2,7 +2,7 @@
 
 Every module that offers commands defines ``register_cli(tree: CommandTree) -> None`` and is
 listed in :data:`COMMAND_MODULES`; nested commands such as ``phenomt extract lexical`` share
-their group parser through :class:`CommandTree`.
+their group parser through :class:`phenomt.core.cliargs.CommandTree`.
 """
 
 from __future__ import annotations
@@ -10,12 +10,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from phenomt import __version__
+from phenomt.core.cliargs import CommandTree
 from phenomt.core.io import InputError
-
-Handler = Callable[[argparse.Namespace], int | None]
 
 # Command group -> modules that register its commands (`phenomt <group> <command>`). Only
 # the modules of the invoked group are
@@ -45,30 +44,6 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "report": ("phenomt.core.report",),
 }
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(m for ms in COMMANDS.values() for m in ms))
-
-
-class CommandTree:
-    """Builds nested argparse sub-commands from space-separated paths."""
-
-    def __init__(self, parser: argparse.ArgumentParser):
-        self._groups: dict[str, argparse._SubParsersAction] = {
-            "": parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-        }
-
-    def _group(self, path: str) -> argparse._SubParsersAction:
-        if path not in self._groups:
-            parent, _, name = path.rpartition(" ")
-            group_parser = self._group(parent).add_parser(name, help=f"{name} commands")
-            self._groups[path] = group_parser.add_subparsers(
-                dest=f"command_{path.replace(' ', '_')}", metavar="COMMAND", required=True)
-        return self._groups[path]
-
-    def add(self, path: str, help: str, handler: Handler) -> argparse.ArgumentParser:
-        """Add the command ``path`` (e.g. ``"extract lexical"``) and return its parser."""
-        parent, _, name = path.rpartition(" ")
-        sub = self._group(parent).add_parser(name, help=help, description=help)
-        sub.set_defaults(handler=handler)
-        return sub
 
 
 def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from thot.alignment import FastAlignModel
     from thot.common import WordAlignmentMatrix
 
-    from phenomt.cli import CommandTree
+    from phenomt.core.cliargs import CommandTree
 
 log = logging.getLogger(__name__)
 

@@ -1,8 +1,11 @@
-"""argparse value types shared by every command."""
+"""argparse value types shared by every command, and the tree of nested commands."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+
+Handler = Callable[[argparse.Namespace], int | None]
 
 
 def positive_int(text: str) -> int:
@@ -27,3 +30,27 @@ def named_file(text: str) -> tuple[str, str]:
     if not sep or not name or not path:
         raise argparse.ArgumentTypeError(f"expected NAME=FILE, got {text!r}")
     return name, path
+
+
+class CommandTree:
+    """Builds nested argparse sub-commands from space-separated paths."""
+
+    def __init__(self, parser: argparse.ArgumentParser):
+        self._groups: dict[str, argparse._SubParsersAction] = {
+            "": parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+        }
+
+    def _group(self, path: str) -> argparse._SubParsersAction:
+        if path not in self._groups:
+            parent, _, name = path.rpartition(" ")
+            group_parser = self._group(parent).add_parser(name, help=f"{name} commands")
+            self._groups[path] = group_parser.add_subparsers(
+                dest=f"command_{path.replace(' ', '_')}", metavar="COMMAND", required=True)
+        return self._groups[path]
+
+    def add(self, path: str, help: str, handler: Handler) -> argparse.ArgumentParser:
+        """Add the command ``path`` (e.g. ``"extract lexical"``) and return its parser."""
+        parent, _, name = path.rpartition(" ")
+        sub = self._group(parent).add_parser(name, help=help, description=help)
+        sub.set_defaults(handler=handler)
+        return sub

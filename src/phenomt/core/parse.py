@@ -33,7 +33,7 @@ from phenomt.core.io import InputError, atomic_write, count_lines, iter_lines, o
 if TYPE_CHECKING:
     import ufal.udpipe
 
-    from phenomt.cli import CommandTree
+    from phenomt.core.cliargs import CommandTree
 
 SENT_ID_PREFIX = "# sent_id = "
 TRAIN_METHOD = "morphodita_parsito"

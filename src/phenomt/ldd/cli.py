@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from phenomt.core.bins import parse_bin
 from phenomt.core.cliargs import non_negative_int, positive_int
 from phenomt.core.io import (
     InputError,
@@ -20,7 +21,7 @@ from phenomt.core.lazy import pandas as pd
 from phenomt.core.tables import write_table
 
 if TYPE_CHECKING:
-    from phenomt.cli import CommandTree
+    from phenomt.core.cliargs import CommandTree
 from phenomt.ldd.control import DEFAULT_DRAWS, DEFAULT_SEED, DEFAULT_TOLERANCE, control_record
 from phenomt.ldd.score import score_set
 from phenomt.ldd.sets import (
@@ -33,7 +34,6 @@ from phenomt.ldd.sets import (
     check_parallel,
     check_selection,
     parse_assignment,
-    parse_bin,
     read_ids,
     select_file,
     select_lines,

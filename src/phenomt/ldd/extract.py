@@ -48,12 +48,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from phenomt.core.bins import DistanceBin, parse_bin
 from phenomt.core.cliargs import non_negative_int
 from phenomt.core.conllu import Sentence, Word, read_conllu
 from phenomt.core.io import InputError, atomic_write, read_lines, write_lines
 
 if TYPE_CHECKING:
-    from phenomt.cli import CommandTree
+    from phenomt.core.cliargs import CommandTree
 
 REFLEXIVE = "reflexive"
 PARTICLE = "particle"
@@ -66,29 +67,6 @@ DEFAULT_REORDER_DISTANCE = 5
 LEXICAL_SUFFIXES: tuple[str, ...] = (".src", ".ref", ".ids", ".src_marked", ".conllu")
 REORDER_SUFFIXES: tuple[str, ...] = (".src", ".ref", ".ids", ".src_marked")
 _ALIGNMENT_POINT = re.compile(r"([0-9]+)-([0-9]+)")
-
-
-@dataclass(frozen=True, slots=True)
-class DistanceBin:
-    """A set's distance condition: ``distance >= k``, or ``distance == k`` when ``exact``."""
-
-    distance: int
-    exact: bool = False
-
-    def __post_init__(self) -> None:
-        if self.distance < 0:
-            raise ValueError(f"distance must be non-negative, got {self.distance}")
-
-    @property
-    def label(self) -> str:
-        """``all``, ``ge<k>`` or ``eq<k>``; usable in file names."""
-        if self.exact:
-            return f"eq{self.distance}"
-        return "all" if self.distance == 0 else f"ge{self.distance}"
-
-    def admits(self, distance: int) -> bool:
-        """Whether an instance at ``distance`` falls in this bin."""
-        return distance == self.distance if self.exact else distance >= self.distance
 
 
 MINIMUM_BINS: tuple[DistanceBin, ...] = tuple(DistanceBin(k) for k in range(4))
@@ -410,8 +388,6 @@ def _cmd_lexical(args: argparse.Namespace) -> int:
         if args.min_distance or args.exact:
             raise InputError("--bins", "give the bins either as --bins or as --min-distance "
                                        "and --exact, not both")
-        from phenomt.ldd.sets import parse_bin  # sets imports this module
-
         try:
             bins = [parse_bin(label) for label in args.bins]
         except ValueError as err:

@@ -41,7 +41,7 @@ from phenomt.core.tables import write_markdown
 from phenomt.ldd.extract import DEFAULT_REORDER_DISTANCE, parse_alignment
 
 if TYPE_CHECKING:
-    from phenomt.cli import CommandTree
+    from phenomt.core.cliargs import CommandTree
 
 Link = tuple[int, int]
 Links = frozenset[Link]

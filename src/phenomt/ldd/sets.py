@@ -21,16 +21,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from phenomt.core.bins import parse_bin
 from phenomt.core.io import (
     InputError,
     read_lines,
 )
 from phenomt.core.lineids import read_ids, select_lines
-from phenomt.ldd.extract import (
-    LEXICAL_PHENOMENA,
-    REORDER,
-    DistanceBin,
-)
+from phenomt.ldd.extract import LEXICAL_PHENOMENA, REORDER
 
 BASELINE = "baseline"
 PHENOMENA: tuple[str, ...] = (*LEXICAL_PHENOMENA, REORDER, BASELINE)
@@ -38,36 +35,7 @@ SCORE_SCHEMA = "phenomt.ldd.score/1"
 #: Several score records in one file: ``{"schema": ..., "records": [<score record>, ...]}``.
 SCORES_SCHEMA = "phenomt.ldd.scores/1"
 CONTROL_SCHEMA = "phenomt.ldd.control/1"
-_BIN = re.compile(r"all|ge([0-9]+)|eq([0-9]+)")
 _DIRECTION = re.compile(r"[a-z]{2,3}-[a-z]{2,3}")
-
-
-def parse_bin(label: str) -> DistanceBin:
-    """The :class:`DistanceBin` of a canonical label: ``all``, ``ge<k>`` (k ≥ 1), ``eq<k>``."""
-    match = _BIN.fullmatch(label)
-    if match is None:
-        raise ValueError(f"bad distance bin {label!r}: expected all, ge<k> or eq<k>")
-    if match[2] is not None:
-        return DistanceBin(int(match[2]), exact=True)
-    distance_bin = DistanceBin(int(match[1] or 0))
-    if distance_bin.label != label:
-        raise ValueError(f"bad distance bin {label!r}: write {distance_bin.label!r}")
-    return distance_bin
-
-
-def bin_order(label: str) -> tuple[int, int]:
-    distance_bin = parse_bin(label)
-    return (int(distance_bin.exact), distance_bin.distance)
-
-
-def bin_title(label: str) -> str:
-    """How a bin is shown in tables: ``All``, ``≥k``, ``=k``."""
-    distance_bin = parse_bin(label)
-    if label == "all":
-        return "All"
-    return f"{'=' if distance_bin.exact else '≥'}{distance_bin.distance}"
-
-
 @dataclass(frozen=True, slots=True, order=True)
 class SetKey:
     """The name of a challenge set (or, with phenomenon ``baseline``, of the full corpus)."""

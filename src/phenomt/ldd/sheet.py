@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from phenomt.core import papers
+from phenomt.core.bins import parse_bin
 from phenomt.core.conllu import read_conllu
 from phenomt.core.io import (
     InputError,
@@ -24,12 +25,8 @@ from phenomt.core.io import (
 )
 from phenomt.core.lazy import pandas as pd
 from phenomt.core.tables import format_number as _fmt
-from phenomt.ldd.extract import (
-    LEXICAL_PHENOMENA,
-    phenomenon_pairs,
-    word_distance,
-)
-from phenomt.ldd.sets import PHENOMENA, SetKey, check_parallel, parse_bin, read_ids
+from phenomt.ldd.extract import LEXICAL_PHENOMENA, phenomenon_pairs, word_distance
+from phenomt.ldd.sets import PHENOMENA, SetKey, check_parallel, read_ids
 from phenomt.ldd.tables import PAPER, paper_count, paper_printed, sorted_frame
 
 SHEET_COLUMNS: tuple[str, ...] = ("set", "corpus", "direction", "phenomenon", "bin",

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from phenomt.core import papers
+from phenomt.core.bins import bin_order, bin_title, parse_bin
 from phenomt.core.io import InputError
 from phenomt.core.lazy import pandas as pd
 from phenomt.core.tables import bleu_table as model_bleu_table
@@ -30,9 +31,6 @@ from phenomt.ldd.sets import (
     SCORE_SCHEMA,
     SCORES_SCHEMA,
     SetKey,
-    bin_order,
-    bin_title,
-    parse_bin,
     read_ids,
     record_key,
 )

@@ -50,6 +50,7 @@ from phenomt.core.nmt import (
     parse_hypotheses,
     parse_speed,
 )
+from phenomt.core.nmt import checkpoint_updates as nmt_checkpoint_updates
 from phenomt.core.tables import format_number, interval_cell, load_json, write_table
 from phenomt.nat.recipes import (
     AR_GREEDY,
@@ -143,14 +144,13 @@ _EPOCH = re.compile(r"^checkpoint\d+\.pt$")
 
 
 def checkpoint_updates(path: str | Path) -> int:
-    """The number of updates a fairseq checkpoint was saved at."""
-    import torch
-
-    state = torch.load(path, map_location="cpu", weights_only=False)
-    try:
-        return int(state["optimizer_history"][-1]["num_updates"])
-    except (KeyError, IndexError, TypeError):
-        raise InputError(path, "not a fairseq training checkpoint (no update count)") from None
+    """The number of updates a fairseq checkpoint was saved at; an error naming the file
+    when it has none (:func:`phenomt.core.nmt.checkpoint_updates` says None instead, for
+    resumption, where a cut copy is expected)."""
+    updates = nmt_checkpoint_updates(path)
+    if updates is None:
+        raise InputError(path, "not a readable fairseq training checkpoint (no update count)")
+    return updates
 
 
 def checkpoint_candidates(directory: str | Path) -> list[tuple[Path, int]]:

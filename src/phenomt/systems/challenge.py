@@ -30,6 +30,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from phenomt.core.bins import parse_bin
 from phenomt.core.io import InputError, read_lines
 from phenomt.core.lineids import read_ids, select_lines
 from phenomt.core.metrics.bleu import default_tokenizer
@@ -59,29 +60,13 @@ class ChallengeSet:
         return f"{self.phenomenon}.{self.bin}"
 
 
-def bin_distance(label: str) -> tuple[int, bool]:
-    """``all`` → (0, False), ``ge<k>`` → (k, False), ``eq<k>`` → (k, True)."""
-    if label == "all":
-        return 0, False
-    kind, value = label[:2], label[2:]
-    if kind not in ("ge", "eq") or not value.isdigit():
-        raise ValueError(f"bad distance bin {label!r}: expected all, ge<k> or eq<k>")
-    return int(value), kind == "eq"
-
-
-def bin_title(label: str) -> str:
-    """``All``, ``≥k`` or ``=k``."""
-    distance, exact = bin_distance(label)
-    return "All" if label == "all" else f"{'=' if exact else '≥'}{distance}"
-
-
 def parse_set(text: str) -> ChallengeSet:
     """``phenomenon.bin=PREFIX`` → :class:`ChallengeSet`."""
     name, sep, prefix = text.partition("=")
     phenomenon, dot, label = name.partition(".")
     if not sep or not prefix or not dot or not phenomenon:
         raise ValueError(f"expected phenomenon.bin=PREFIX, got {text!r}")
-    bin_distance(label)
+    parse_bin(label)
     return ChallengeSet(phenomenon, label, prefix)
 
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 
+from phenomt.core.bins import bin_order, bin_title, parse_bin
 from phenomt.core.io import InputError
 from phenomt.core.lazy import pandas as pd
 from phenomt.core.tables import format_number, interval_cell
@@ -20,8 +21,6 @@ from phenomt.systems.challenge import (
     BINS_NOTE,
     MIN_INTERVAL_SENTENCES,
     REORDER,
-    bin_distance,
-    bin_title,
 )
 from phenomt.systems.mqm import rank_correlation
 
@@ -308,7 +307,7 @@ def _set_order(records: Sequence[Mapping]) -> list[str]:
     phenomena = list(dict.fromkeys(s["phenomenon"] for s in sets.values()))
     return sorted(sets, key=lambda n: (sets[n]["phenomenon"] == REORDER,
                                        phenomena.index(sets[n]["phenomenon"]),
-                                       bin_distance(sets[n]["bin"])[::-1]))
+                                       bin_order(sets[n]["bin"])))
 
 
 def _below_counts(records: Sequence[Mapping], name: str) -> dict[str, str | None]:
@@ -410,8 +409,9 @@ def ldd_distance_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str,
                          "sentences": entry["sentences"],
                          **{r["system"]: _ldd_bleu_cell(r["sets"][name], delta=False)
                             for r in records}})
-        ranked = [n for n in names if not bin_distance(records[0]["sets"][n]["bin"])[1]]
-        distances = {n: float(bin_distance(records[0]["sets"][n]["bin"])[0]) for n in ranked}
+        ranked = [n for n in names if not parse_bin(records[0]["sets"][n]["bin"]).exact]
+        distances = {n: float(parse_bin(records[0]["sets"][n]["bin"]).distance)
+                     for n in ranked}
         row = {"phenomenon": phenomenon, "distance": "Spearman ρ (BLEU, distance)",
                "sentences": None}
         for record in records:
