@@ -18,6 +18,8 @@ from pathlib import Path
 
 import yaml
 
+from phenomt.plan.config import compact_catalog, read_catalog, resolve_catalog
+
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / ".test" / "config" / "tiny.yaml"
 FINDINGS = ROOT / "config" / "findings.yaml"
@@ -107,26 +109,13 @@ FINDINGS_HEADER = """\
 """
 
 # Multi30k task 1 files of the multi30k/dataset repository (sha256 of the released .gz).
-_M30K = "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw"
-_M30K_TEST = {"de": "9204244e408ccb38d2a55cfcd344df15005fc42a07a6e55ca6c52b6ababb8cc8",
-              "en": "611d361c6334bc7246101d48097c13cf5c4413c5befc793cc629934359d532d9"}
-
-
 def findings(config: dict) -> dict:
     """Multi30k De->En: an AR teacher that reaches 30+ BLEU, the NAT models and the locality
     runs, each trained to convergence at its size (validation-based early stopping)."""
-    downloads = {k: v for k, v in config["downloads"].items() if k.startswith("multi30k.")}
-    for lang, sha in _M30K_TEST.items():
-        downloads[f"multi30k.test2016.{lang}"] = {
-            "url": f"{_M30K}/test_2016_flickr.{lang}.gz", "sha256": sha,
-            "mirror": f"multi30k/test_2016_flickr.{lang}.gz"}
-    corpora = {k: v for k, v in config["corpora"].items() if k.startswith("multi30k.")}
-    for corpus in corpora.values():
-        corpus.pop("limit", None)  # whole corpora
-    corpora["multi30k.test2016"] = {
-        "label": "Multi30k test 2016 Flickr (task 1)", "langs": ["de", "en"], "split": "test",
-        "format": "plain", "files": {lang: {"download": f"multi30k.test2016.{lang}"}
-                                     for lang in ("de", "en")}}
+    # the catalog's Multi30k corpora, whole
+    catalog = read_catalog()["corpora"]
+    corpora = {name: dict(catalog[name])
+               for name in ("multi30k.train", "multi30k.val", "multi30k.test2016")}
     defaults = config["defaults"]
     defaults["bpe"] = {"merges": FINDINGS_TEACHER["merges"], "min_frequency": 2}
     defaults["architecture"].update(FINDINGS_TEACHER["architecture"])
@@ -154,7 +143,7 @@ def findings(config: dict) -> dict:
             "differences, not absolute numbers."),
         "clean": config["clean"], "defaults": defaults,
         "scoring": config["scoring"], "models": models, "locality": loc, "nat": nat,
-        "corpora": corpora, "downloads": downloads}
+        "corpora": corpora}
 
 
 # The teacher: sizes chosen from measurements on this machine (README, "Findings").
@@ -203,9 +192,18 @@ FINDINGS_NAT = {
 }
 
 
+def _read(path: Path) -> dict:
+    """A config with its catalog entries resolved (the generators edit whole entries)."""
+    return resolve_catalog(yaml.safe_load(path.read_text(encoding="utf-8")))
+
+
+def _dump(config: dict) -> str:
+    """Only what differs from the catalog, as the handwritten configs are written."""
+    return yaml.safe_dump(compact_catalog(config), sort_keys=False, width=100)
+
+
 def render_findings() -> str:
-    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
-    return FINDINGS_HEADER + yaml.safe_dump(findings(config), sort_keys=False, width=100)
+    return FINDINGS_HEADER + _dump(findings(_read(ROOT / "config" / "config.yaml")))
 
 
 OPEN_HEADER = """\
@@ -222,8 +220,6 @@ def open_data(config: dict) -> dict:
     licensed = [name for name in config["corpora"] if name.startswith(("ldc", "nist."))]
     for name in licensed:
         del config["corpora"][name]
-    config["downloads"] = {k: v for k, v in config["downloads"].items()
-                           if not k.startswith(("ldc", "nist."))}
     model = config["models"]["transformer-base.zh-en"]
     model.update(train=["news-commentary.v16.zh-en"], valid="newstest2020.zh-en",
                  test=[t for t in model["test"] if t not in licensed])
@@ -235,14 +231,11 @@ def open_data(config: dict) -> dict:
 
 
 def render_open() -> str:
-    config = yaml.safe_load((ROOT / "config" / "papers" / "lei_2024.yaml").read_text(
-        encoding="utf-8"))
-    return OPEN_HEADER + yaml.safe_dump(open_data(config), sort_keys=False, width=100)
+    return OPEN_HEADER + _dump(open_data(_read(ROOT / "config" / "papers" / "lei_2024.yaml")))
 
 
 def render() -> str:
-    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
-    return HEADER + yaml.safe_dump(tiny(config), sort_keys=False)
+    return HEADER + _dump(tiny(_read(ROOT / "config" / "config.yaml")))
 
 
 def main() -> int:

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from phenomt.core.fetch import sha256_of
+from phenomt.plan.config import compact_catalog, load_config, read_catalog, resolve_catalog
 from tests.conftest import ROOT
 
 CONFIGS = sorted([*(ROOT / "config").glob("*.yaml"), *(ROOT / "config" / "papers").glob("*.yaml"),
@@ -22,16 +23,57 @@ def test_tiny_config_is_generated_from_the_default():
     assert result.returncode == 0, result.stderr
 
 
-@pytest.mark.parametrize("config", CONFIGS, ids=lambda p: str(p.relative_to(ROOT)))
-def test_every_mirrored_download_has_its_sha256(config: Path, mirror: Path):
-    """A download the mirror serves must record the checksum of the mirror's copy."""
-    downloads = yaml.safe_load(config.read_text(encoding="utf-8"))["downloads"]
+def _check_mirrored(name: str, downloads: dict, mirror: Path) -> int:
     checked = 0
-    for name, spec in downloads.items():
+    for download, spec in downloads.items():
         path = mirror / spec["mirror"] if spec.get("mirror") else None
         if path is None or not path.is_file():
             continue
-        assert spec.get("sha256"), f"{config.name}: download {name!r} has no sha256"
-        assert sha256_of(path) == spec["sha256"], f"{config.name}: {name!r} does not match"
+        assert spec.get("sha256"), f"{name}: download {download!r} has no sha256"
+        assert sha256_of(path) == spec["sha256"], f"{name}: {download!r} does not match"
         checked += 1
-    assert checked or "papers" in config.parts
+    return checked
+
+
+def test_every_mirrored_download_of_the_catalog_has_its_sha256(mirror: Path):
+    """A download the mirror serves must record the checksum of the mirror's copy."""
+    assert _check_mirrored("catalog", read_catalog()["downloads"], mirror) > 50
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_configs_own_downloads_have_their_sha256(config: Path, mirror: Path):
+    downloads = yaml.safe_load(config.read_text(encoding="utf-8")).get("downloads") or {}
+    _check_mirrored(config.name, downloads, mirror)
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_config_names_catalogued_or_complete_corpora(config: Path):
+    """Each corpus is the catalog's (with overrides) or complete in the config, and every
+    download a corpus uses is known."""
+    resolved = load_config(config)
+    for name, corpus in resolved["corpora"].items():
+        for lang in corpus["langs"]:
+            assert corpus["files"][lang]["download"] in resolved["downloads"], (config, name)
+
+
+def test_resolving_and_compacting_the_catalog_are_inverse():
+    catalog = {"corpora": {"c": {"label": "C", "langs": ["de", "en"], "split": "train",
+                                 "docids": {"format": "x"}}},
+               "downloads": {"d": {"url": "u", "sha256": "s", "mirror": "m"}}}
+    config = {"seed": 1, "corpora": {"c": {"limit": 5, "split": "test"}, "own": {"label": "O"}},
+              "downloads": {"e": {"url": "v"}}}
+    resolved = resolve_catalog(config.copy(), catalog)
+    assert resolved["corpora"]["c"] == {"label": "C", "langs": ["de", "en"], "split": "test",
+                                        "docids": {"format": "x"}, "limit": 5}
+    assert resolved["corpora"]["own"] == {"label": "O"}
+    assert set(resolved["downloads"]) == {"d", "e"}
+    # a catalogued key a config's corpus lacks is written as null
+    resolved["corpora"]["c"].pop("docids")
+    compact = compact_catalog(resolved, catalog)
+    assert compact["corpora"] == {"c": {"limit": 5, "split": "test", "docids": None},
+                                  "own": {"label": "O"}}
+    assert compact["downloads"] == {"e": {"url": "v"}}
+
+
+def test_the_default_config_stays_readable():
+    assert len((ROOT / "config" / "config.yaml").read_text(encoding="utf-8").splitlines()) <= 250

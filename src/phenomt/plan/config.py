@@ -7,6 +7,59 @@ from typing import Any
 
 #: The config schema, with a ``default:`` for every optional setting.
 SCHEMA = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "config.schema.yaml"
+#: Every known corpus and download, once: configs name the corpora they use.
+CATALOG = Path(__file__).resolve().parent / "catalog.yaml"
+#: Corpus keys that say how much of a corpus a run uses, not what the corpus is: never in
+#: the catalog, always the config's.
+RUN_KEYS = ("limit", "documents", "document_step")
+
+
+def read_catalog(path: str | Path = CATALOG) -> dict[str, dict[str, Any]]:
+    """The data catalog: ``{"corpora": {...}, "downloads": {...}}``."""
+    import yaml
+
+    with open(path, encoding="utf-8") as handle:
+        catalog = yaml.safe_load(handle) or {}
+    return {"corpora": catalog.get("corpora") or {}, "downloads": catalog.get("downloads") or {}}
+
+
+def resolve_catalog(config: dict[str, Any], catalog: dict[str, dict] | None = None
+                    ) -> dict[str, Any]:
+    """``config`` with its corpora and downloads completed from the catalog, in place.
+
+    A corpus the catalog knows is the catalog's entry with the config's keys over it (``{}``:
+    as catalogued); one it does not know is the config's own. Every catalogued download is
+    available, a config's own entry of the same name replacing it.
+    """
+    catalog = read_catalog() if catalog is None else catalog
+    corpora = config.get("corpora") or {}
+    config["corpora"] = {name: {**catalog["corpora"].get(name, {}), **(spec or {})}
+                         for name, spec in corpora.items()}
+    config["downloads"] = {**catalog["downloads"], **(config.get("downloads") or {})}
+    return config
+
+
+def compact_catalog(config: dict[str, Any], catalog: dict[str, dict] | None = None
+                    ) -> dict[str, Any]:
+    """The inverse of :func:`resolve_catalog`: the config with only what differs from the
+    catalog (used to write generated configs)."""
+    catalog = read_catalog() if catalog is None else catalog
+    corpora = {}
+    for name, spec in (config.get("corpora") or {}).items():
+        base = catalog["corpora"].get(name)
+        if base is None:
+            corpora[name] = spec
+            continue
+        corpora[name] = {k: v for k, v in spec.items() if k in RUN_KEYS or base.get(k) != v}
+        # a catalogued key this corpus does not have: null, the schema's "none"
+        corpora[name].update({k: None for k in base if k not in spec})
+    downloads = {name: spec for name, spec in (config.get("downloads") or {}).items()
+                 if catalog["downloads"].get(name) != spec}
+    compacted = {k: v for k, v in config.items() if k not in ("corpora", "downloads")}
+    compacted["corpora"] = corpora
+    if downloads:
+        compacted["downloads"] = downloads
+    return compacted
 
 
 def validate_config(config: dict[str, Any], schema: str | Path = SCHEMA) -> dict[str, Any]:
@@ -21,10 +74,11 @@ def validate_config(config: dict[str, Any], schema: str | Path = SCHEMA) -> dict
 
 
 def load_config(path: str | Path, validate: bool = True) -> dict[str, Any]:
-    """Read a YAML config file, validated and with defaults filled in unless ``validate``
-    is false (the Snakefile validates with Snakemake's own call)."""
+    """Read a YAML config file with its catalog entries resolved, validated and with defaults
+    filled in unless ``validate`` is false (the Snakefile validates with Snakemake's own
+    call)."""
     import yaml
 
     with open(path, encoding="utf-8") as handle:
-        config = yaml.safe_load(handle) or {}
+        config = resolve_catalog(yaml.safe_load(handle) or {})
     return validate_config(config) if validate else config

@@ -46,6 +46,8 @@ from phenomt.plan.section import SectionPlan
 
 #: Snakemake wildcard constraints built from the one list of NAT models.
 SYSTEM_PATTERN = f"({'|'.join(NAT_MODELS)})\\.({'|'.join(NAT_DATA)})"
+#: The AR teacher's names: its own search, and greedy search (speed table only).
+AR_PATTERN = "|".join(sorted(AR_SYSTEMS, key=len, reverse=True))
 
 
 @dataclass(frozen=True)
