@@ -3,8 +3,8 @@
 #   scripts/compare_runs.sh OLD_COMMIT NEW_COMMIT [CONFIG] [WORKDIR]
 # CONFIG defaults to .test/config/tiny.yaml of the current checkout (used for both commits).
 # Each commit runs from its own worktree and package sources (PYTHONPATH), with the venv's
-# tools. Compares results/tables/ (timing tables aside: nat_speed) and the challenge sets;
-# exits non-zero when they differ.
+# tools. Compares results/tables/ (timing tables aside: nat_speed, training) and the challenge
+# sets; exits non-zero when they differ.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OLD=${1:?usage: compare_runs.sh OLD_COMMIT NEW_COMMIT [CONFIG] [WORKDIR]}
@@ -37,7 +37,7 @@ run_at() {  # run_at COMMIT NAME
 run_at "$OLD" old
 run_at "$NEW" new
 status=0
-diff -r --exclude 'nat_speed.*' "$WORK/old/run/results/tables" "$WORK/new/run/results/tables" \
+diff -r --exclude 'nat_speed.*' --exclude 'training.*' "$WORK/old/run/results/tables" "$WORK/new/run/results/tables" \
   || status=1
 diff -r "$WORK/old/run/results/ldd/sets" "$WORK/new/run/results/ldd/sets" || status=1
 if [ "$status" -eq 0 ]; then

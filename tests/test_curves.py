@@ -76,3 +76,39 @@ def test_csv_leaves_an_epoch_without_bleu_empty(tmp_path):
     assert main(["nmt", "learning-curve", "--log", str(write_log(tmp_path)), "--csv",
                  str(csv)]) == 0
     assert csv.read_text().splitlines()[-1] == "3,396,5.5,"
+
+
+def test_training_table_sums_launches_and_reads_the_benchmark(tmp_path):
+    from phenomt.core.tables import training_row
+
+    model = tmp_path / "model.pt"
+    model.write_bytes(b"")
+    (tmp_path / "model.json").write_text(json.dumps({
+        "updates": 400, "validation": parse_validations(LOG),
+        "launches": [{"seconds": 3000.0, "updates_from": 0, "updates_to": 264},
+                     {"seconds": 723.4, "updates_from": 264, "updates_to": 400}]}))
+    bench = tmp_path / "bench.tsv"
+    bench.write_text("s\th:m:s\tmax_rss\tcpu_time\n723.4\t0:12:03\t1307.04\t700.2\n")
+    row = training_row("teacher", model, bench)
+    # 3,000 + 723.4 s = 1:02:03; the best epoch is 2 (BLEU 8.5; epoch 3 has none)
+    assert row == {"model": "teacher", "updates": 400, "epochs validated": 3,
+                   "best validation BLEU": "8.50 (epoch 2)", "launches": 2,
+                   "wall time": "1:02:03", "CPU time (last launch)": "0:11:40",
+                   "peak memory (MB)": "1307"}
+    # a model trained before launches were recorded: the benchmark's, and it says so
+    (tmp_path / "model.json").write_text(json.dumps({"validation": []}))
+    row = training_row("old", model, bench)
+    assert row["wall time"] == "0:12:03 (last launch)" and row["updates"] is None
+
+
+def test_record_launch_appends_and_skips_a_cut_line(tmp_path):
+    from phenomt.core.nmt import record_launch
+
+    path = tmp_path / "launches.jsonl"
+    assert record_launch(path, 10.04, 0, 50) == [
+        {"seconds": 10.0, "updates_from": 0, "updates_to": 50}]
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write('{"seconds": 3')  # killed mid-write
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write("\n")
+    assert [r["updates_to"] for r in record_launch(path, 5.0, 50, 80)] == [50, 80]

@@ -109,3 +109,21 @@ rule learning_curve:
     shell:
         "phenomt nmt learning-curve --model-info {params.info} --csv {output.csv}"
         " --figure {output.png} {output.svg} --title {params.title:q} > {log} 2>&1"
+
+
+# Updates, validation and time of every training of the run (models, NAT systems, locality).
+rule table_training:
+    input:
+        PLAN.training_files(),
+    output:
+        md=f"{OUT}/tables/training.md",
+        csv=f"{OUT}/tables/training.csv",
+    params:
+        runs=lambda w: PLAN.training_args(),
+    log:
+        f"{OUT}/logs/tables/training.log",
+    conda:
+        ENV
+    shell:
+        "phenomt table training --run {params.runs} --md {output.md} --csv {output.csv}"
+        " > {log} 2>&1"

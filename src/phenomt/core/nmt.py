@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -152,6 +153,23 @@ def _log_line(log_path: str | Path | None, line: str) -> None:
         handle.write(line + "\n")
 
 
+def record_launch(path: Path, seconds: float, updates_from: int, updates_to: int | None
+                  ) -> list[dict]:
+    """Append one launch of a training (its wall time and the updates it made) to ``path``
+    and return every launch so far: a resumed training's time is the sum of its launches."""
+    launch = {"seconds": round(seconds, 1), "updates_from": updates_from,
+              "updates_to": updates_to}
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(launch) + "\n")
+    launches = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            launches.append(json.loads(line))
+        except json.JSONDecodeError:  # a line cut by a kill: that launch's time is lost
+            log.warning("%s:%d: unreadable launch record skipped", path, number)
+    return launches
+
+
 def train(data_bin: str, save_dir: str, output: str, options: dict, seed: int,
           log_path: str | None = None, extra_args: Sequence[str] = ()) -> dict:
     """Train (or resume) a fairseq model and publish its best checkpoint as ``output``.
@@ -177,6 +195,7 @@ def train(data_bin: str, save_dir: str, output: str, options: dict, seed: int,
         last.unlink(missing_ok=True)
         best.unlink(missing_ok=True)
     resumed = last.exists()
+    started = time.monotonic()
     if updates is not None and options.get("max_update") and updates >= options["max_update"]:
         # Resumed at max_update, fairseq would make one more update (it checks the limit
         # after each update), changing the model of a run that was killed after it ended.
@@ -188,8 +207,11 @@ def train(data_bin: str, save_dir: str, output: str, options: dict, seed: int,
         best = last
     if not best.exists():
         raise RuntimeError(f"fairseq-train wrote no checkpoint in {save_dir}")
+    final = checkpoint_updates(last) if last.exists() else None
+    launches = record_launch(Path(save_dir) / "launches.jsonl", time.monotonic() - started,
+                             updates or 0, final)
     info = {"command": cmd, "seed": seed, "gpu": use_gpu, "resumed": resumed,
-            "checkpoint": best.name,
+            "checkpoint": best.name, "updates": final, "launches": launches,
             "validation": parse_validations(history.read_text(encoding="utf-8",
                                                               errors="replace"))
             if history.exists() else []}

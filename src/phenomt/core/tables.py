@@ -172,7 +172,84 @@ def _stats_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _benchmark(path: str | Path) -> dict[str, float]:
+    """The last row of a Snakemake benchmark file (s, cpu_time, max_rss ...)."""
+    lines = [line.split("\t") for line in Path(path).read_text(encoding="utf-8").splitlines()
+             if line.strip()]
+    if len(lines) < 2:
+        raise InputError(path, "no benchmark row")
+    header, row = lines[0], lines[-1]
+    found = {}
+    for key, value in zip(header, row, strict=False):
+        try:
+            found[key] = float(value)
+        except ValueError:
+            continue
+    return found
+
+
+def _duration(seconds: float | None) -> str | None:
+    if seconds is None:
+        return None
+    minutes, sec = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{sec:02d}"
+
+
+def training_row(name: str, model: str | Path, benchmark: str | Path) -> dict:
+    """One trained model: updates, validated epochs and best validation BLEU (from the
+    ``.json`` beside the model, written by ``phenomt nmt train``), wall time over all its
+    launches, and the last launch's CPU time and peak memory (Snakemake's benchmark)."""
+    info_path = Path(model).with_suffix(".json")
+    info = load_json(info_path) if info_path.exists() else {}
+    bench = _benchmark(benchmark)
+    validation = info.get("validation") or []
+    launches = info.get("launches") or []
+    updates = info.get("updates")
+    if updates is None and validation:
+        updates = int(max(r["num_updates"] for r in validation))
+    bleu = [r for r in validation if r.get("bleu") == r.get("bleu") and "bleu" in r]
+    best = max(bleu, key=lambda r: r["bleu"]) if bleu else None
+    wall = sum(launch["seconds"] for launch in launches) if launches else bench.get("s")
+    return {"model": name, "updates": updates, "epochs validated": len(validation) or None,
+            "best validation BLEU": (None if best is None
+                                     else f"{best['bleu']:.2f} (epoch {int(best['epoch'])})"),
+            "launches": len(launches) or None,
+            "wall time": _duration(wall) + ("" if launches else " (last launch)")
+            if wall is not None else None,
+            "CPU time (last launch)": _duration(bench.get("cpu_time")),
+            "peak memory (MB)": format_number(bench.get("max_rss"), 0)}
+
+
+def _training_command(args: argparse.Namespace) -> int:
+    rows = []
+    for spec in args.run:
+        name, model, benchmark = spec
+        rows.append(training_row(name, model, benchmark))
+    notes = ["Wall time: the sum of a training's launches (a resumed training's too), as "
+             "`phenomt nmt train` records them; CPU time and peak memory: Snakemake's benchmark "
+             "of the last launch. Timings vary from run to run and machine to machine.",
+             *args.note]
+    write_table(pd.DataFrame(rows), args.md, args.csv, "Training: updates and time per model",
+                notes)
+    return 0
+
+
+def _run_spec(text: str) -> tuple[str, str, str]:
+    parts = text.split("=")
+    if len(parts) != 3 or not all(parts):
+        raise argparse.ArgumentTypeError(f"expected NAME=MODEL=BENCHMARK, got {text!r}")
+    return parts[0], parts[1], parts[2]
+
+
 def register_cli(tree) -> None:
+    p = tree.add("table training", "Updates, validation and time of every trained model",
+                 _training_command)
+    p.add_argument("--run", nargs="+", required=True, type=_run_spec,
+                   metavar="NAME=MODEL=BENCHMARK")
+    p.add_argument("--note", action="append", default=[])
+    p.add_argument("--md", required=True)
+    p.add_argument("--csv", required=True)
     p = tree.add("table bleu", "Collect BLEU scores into a table", _bleu_command)
     p.add_argument("--scores", nargs="+", required=True)
     p.add_argument("--models", nargs="+", required=True, help="per-model info JSON files")

@@ -74,8 +74,26 @@ class Plan:
         self.lexcons.check()
         self.systems.check()
 
+    def training_runs(self) -> list[tuple[str, str, str]]:
+        """(name, model, benchmark) of every training the run makes: the models, the NAT
+        systems and the locality runs (the rules' benchmark paths)."""
+        out = self.out
+        runs = [(m, self.models.checkpoint(m), f"{out}/benchmarks/train/{m}.tsv")
+                for m in self.models.names]
+        runs += [(f"{t}/{s}", self.nat.trained(t, s), f"{out}/benchmarks/nat_train/{t}.{s}.tsv")
+                 for t in self.nat.teachers for s in self.nat.systems()]
+        runs += [(f"locality/{r}", f"{out}/locality/models/{r}/model.pt",
+                  f"{out}/benchmarks/locality_train/{r}.tsv") for r in self.locality.runs()]
+        return runs
+
+    def training_files(self) -> list[str]:
+        return [path for _, model, bench in self.training_runs() for path in (model, bench)]
+
+    def training_args(self) -> str:
+        return " ".join(f"{name}={model}={bench}" for name, model, bench in self.training_runs())
+
     def tables(self) -> list[str]:
-        names = ["corpus_stats"] + (["bleu"] if self.models.names else [])
+        names = ["corpus_stats"] + (["bleu", "training"] if self.models.names else [])
         base = [f"{self.out}/tables/{n}.{ext}" for n in names for ext in ("md", "csv")]
         return [*base, *self.ldd.tables(), *self.locality.tables(), *self.nat.tables(),
                 *self.lexcons.tables(), *self.systems.tables()]

@@ -33,7 +33,7 @@ def resolve_catalog(config: dict[str, Any], catalog: dict[str, dict] | None = No
     """
     catalog = read_catalog() if catalog is None else catalog
     corpora = config.get("corpora") or {}
-    config["corpora"] = {name: {**catalog["corpora"].get(name, {}), **(spec or {})}
+    config["corpora"] = {name: {**(catalog["corpora"].get(name) or {}), **(spec or {})}
                          for name, spec in corpora.items()}
     config["downloads"] = {**catalog["downloads"], **(config.get("downloads") or {})}
     return config
