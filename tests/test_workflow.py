@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import csv
+import os
 import re
 import resource
+import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.conftest import ROOT, TINY_CONFIG, run_snakemake, tiny_workdir
+from tests.conftest import ROOT, SNAKEMAKE, TINY_CONFIG, run_snakemake, tiny_workdir
 
 PAPER_CONFIGS = sorted((ROOT / "config" / "papers").glob("*.yaml"))
 
@@ -34,6 +36,20 @@ def test_dry_run_builds_dag_quickly(config, tmp_path):
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     assert result.returncode == 0, result.stderr + result.stdout
     assert cpu < 10, f"building the DAG took {cpu:.1f} s of CPU"
+
+
+def test_rules_find_phenomt_without_the_virtualenv_on_path(tmp_path):
+    """A user may call .venv/bin/snakemake without activating the venv: the rules' `phenomt`
+    is the one beside the workflow's interpreter, not a PATH lookup's."""
+    target = "resources/downloads/multi30k.val.de"
+    cmd = [SNAKEMAKE, "--snakefile", str(ROOT / "workflow" / "Snakefile"), target,
+           "--configfile", str(ROOT / ".test" / "config" / "tiny.yaml"), "--cores", "1",
+           "--directory", str(tmp_path)]
+    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    env["PATH"] = os.pathsep.join(p for p in ("/usr/bin", "/bin") if Path(p).is_dir())
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert (tmp_path / target).stat().st_size > 0
 
 
 def test_invalid_config_is_rejected(tmp_path):
