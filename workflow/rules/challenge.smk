@@ -53,6 +53,7 @@ rule extract_reorder:
 
 
 rule validation_sheet:
+    localrule: True
     input:
         PLAN.ldd.all_set_ids(),
     output:

@@ -2,6 +2,7 @@
 
 
 rule fetch:
+    localrule: True
     output:
         f"{RES}/downloads/{{download}}",
     params:
@@ -16,6 +17,7 @@ rule fetch:
 
 # A folder of many files (e.g. a released test set), each checked against the manifest.
 rule fetch_tree:
+    localrule: True
     input:
         lambda w: PLAN.data.manifest(w.download),
     output:
@@ -32,6 +34,7 @@ rule fetch_tree:
 
 
 rule extract_archive:
+    localrule: True
     input:
         f"{RES}/downloads/{{download}}",
     output:
@@ -66,6 +69,7 @@ rule prepare_corpus:
 
 
 rule corpus_docids:
+    localrule: True
     input:
         lambda w: PLAN.data.corpus_inputs(w.corpus),
     output:

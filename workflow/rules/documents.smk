@@ -5,6 +5,7 @@
 
 # Document ids of the sentence model's assembled training data (same selection of pairs).
 rule assemble_docids:
+    localrule: True
     input:
         train=lambda w: PLAN.models.train_files(w.model),
         heldout=lambda w: PLAN.models.heldout_files(w.model),

@@ -49,6 +49,7 @@ rule lexcons_tables:
 
 # Figure 3 for the hypothesis at hand: the reference scored as a hypothesis (calibration).
 rule lexcons_figure3:
+    localrule: True
     input:
         f"{OUT}/lexcons/stats.json",
     output:
@@ -72,6 +73,7 @@ rule lexcons_figure3:
 
 # LTCR of the same calibration by the sentence distance of a pair (the bins of Table 5).
 rule lexcons_figure_distance:
+    localrule: True
     input:
         f"{OUT}/lexcons/stats.json",
     output:
@@ -150,6 +152,7 @@ rule lexcons_tcp:
 
 
 rule lexcons_model_tables:
+    localrule: True
     input:
         PLAN.lexcons.model_table_inputs(),
     output:
@@ -167,6 +170,7 @@ rule lexcons_model_tables:
 
 
 rule lexcons_sets_table:
+    localrule: True
     input:
         PLAN.lexcons.sets_table_inputs(),
     output:

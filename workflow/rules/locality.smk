@@ -130,6 +130,7 @@ rule locality_score:
 
 
 rule table_locality:
+    localrule: True
     input:
         scores=PLAN.locality.scores(),
         info=f"{OUT}/locality/data/regular/locality.json",
@@ -149,6 +150,7 @@ rule table_locality:
 
 # The paper's claims (Table 1, Section 3.1), paired over seeds and over sentences.
 rule table_locality_claims:
+    localrule: True
     input:
         PLAN.locality.scores(),
     output:

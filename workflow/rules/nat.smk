@@ -265,6 +265,7 @@ rule nat_speed:
 
 # Tables 5 (BLEU, Redu.) and 10 (CRR, DRR), both for raw and distilled data.
 rule nat_table_results:
+    localrule: True
     input:
         scores=PLAN.nat.table_score_files(),
         selections=PLAN.nat.table_selections(),
@@ -287,6 +288,7 @@ rule nat_table_results:
 
 # The paper's claims (a)-(d), each a paired test on the scores behind Tables 5 and 10.
 rule nat_table_claims:
+    localrule: True
     input:
         PLAN.nat.table_score_files(),
     output:
@@ -306,6 +308,7 @@ rule nat_table_claims:
 
 
 rule nat_table_speed:
+    localrule: True
     input:
         PLAN.nat.all_speeds(),
     output:
@@ -343,6 +346,7 @@ rule nat_agreement:
 
 
 rule nat_table_agreement:
+    localrule: True
     input:
         f"{OUT}/nat/agreement.json",
     output:
@@ -361,6 +365,7 @@ rule nat_table_agreement:
 
 # NAT figures, drawn from the tables above and shown in the HTML report.
 rule nat_figure_redundancy:
+    localrule: True
     input:
         f"{OUT}/tables/nat_table10.csv",
     output:
@@ -383,6 +388,7 @@ rule nat_figure_redundancy:
 
 
 rule nat_figure_speedup:
+    localrule: True
     input:
         f"{OUT}/tables/nat_speed.csv",
     output:

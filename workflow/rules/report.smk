@@ -5,6 +5,7 @@
 
 
 rule report_table_ldd:
+    localrule: True
     input:
         csv=f"{OUT}/tables/{{table}}.csv",
         md=f"{OUT}/tables/{{table}}.md",
@@ -82,5 +83,6 @@ use rule report_table_ldd as report_table_data with:
 
 # Not built by default: `make report` asks for it, then for the report of the same DAG.
 rule report_inputs:
+    localrule: True
     input:
         PLAN.report.inputs(),

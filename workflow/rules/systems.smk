@@ -83,6 +83,7 @@ rule systems_compare:
 
 
 rule table_systems_bleu:
+    localrule: True
     input:
         PLAN.systems.all_bleu(),
     output:
@@ -98,6 +99,7 @@ rule table_systems_bleu:
 
 
 rule table_systems_redundancy:
+    localrule: True
     input:
         records=PLAN.systems.all_redundancy(),
         comparisons=PLAN.systems.all_comparisons(),
@@ -143,6 +145,7 @@ rule systems_ldd_score:
 
 
 rule table_systems_ldd:
+    localrule: True
     input:
         lambda w: PLAN.systems.ldd_records(w.testset),
     output:
@@ -294,6 +297,7 @@ rule systems_mqm_record:
 
 
 rule table_systems_mqm:
+    localrule: True
     input:
         lambda w: PLAN.systems.mqm_json(w.mqmset),
     output:

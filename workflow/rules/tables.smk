@@ -2,6 +2,7 @@
 
 
 rule table_corpus_stats:
+    localrule: True
     input:
         PLAN.data.all_stats(),
     output:
@@ -16,6 +17,7 @@ rule table_corpus_stats:
 
 
 rule table_bleu:
+    localrule: True
     input:
         scores=PLAN.models.all_bleu(),
         cards=PLAN.models.cards(),
@@ -34,6 +36,7 @@ rule table_bleu:
 
 
 rule table_ldd_sizes:
+    localrule: True
     input:
         ids=PLAN.ldd.all_set_ids(),
         corpora=PLAN.ldd.corpus_sources(),
@@ -59,6 +62,7 @@ rule table_ldd_sizes:
 
 
 rule table_ldd_scores:
+    localrule: True
     input:
         scores=PLAN.ldd.all_scores(),
         cards=PLAN.ldd.scoring_cards(),
@@ -80,6 +84,7 @@ rule table_ldd_scores:
 
 
 rule table_ldd_control:
+    localrule: True
     input:
         controls=PLAN.ldd.all_controls(),
         cards=PLAN.ldd.scoring_cards(),
@@ -98,6 +103,7 @@ rule table_ldd_control:
 
 
 rule table_ldd_validation:
+    localrule: True
     input:
         PLAN.ldd.filled_sheet,
     output:
@@ -114,6 +120,7 @@ rule table_ldd_validation:
 
 # LDD figures, drawn from the tables above and shown in the HTML report.
 rule ldd_figure_distance:
+    localrule: True
     input:
         f"{OUT}/tables/ldd_table5.csv",
     output:
@@ -136,6 +143,7 @@ rule ldd_figure_distance:
 
 
 rule ldd_figure_sets:
+    localrule: True
     input:
         f"{OUT}/tables/ldd_table4.csv",
     output:

@@ -74,6 +74,7 @@ rule train:
 
 
 rule model_card:
+    localrule: True
     input:
         assemble=f"{OUT}/models/{{model}}/data/assemble.json",
         model=f"{OUT}/models/{{model}}/model.pt",
@@ -93,6 +94,7 @@ rule model_card:
 # Validation BLEU by epoch of a model trained with fairseq's --eval-bleu (every launch of a
 # resumed training: `nmt train` keeps them in model.json beside the model).
 rule learning_curve:
+    localrule: True
     input:
         f"{OUT}/models/{{model}}/model.pt",
     output:
@@ -113,6 +115,7 @@ rule learning_curve:
 
 # Updates, validation and time of every training of the run (models, NAT systems, locality).
 rule table_training:
+    localrule: True
     input:
         PLAN.training_files(),
     output:
