@@ -5,8 +5,10 @@ import math
 
 import pytest
 
+from tests.conftest import require_fairseq
+
+require_fairseq()  # first: fairseq needs torch, so a missing torch fails under CI too
 torch = pytest.importorskip("torch")
-pytest.importorskip("fairseq")
 
 from phenomt.fairseq_ext.dat import (  # noqa: E402
     graph_input,

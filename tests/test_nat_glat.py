@@ -4,8 +4,10 @@ from argparse import Namespace
 
 import pytest
 
+from tests.conftest import require_fairseq
+
+require_fairseq()  # first: fairseq needs torch, so a missing torch fails under CI too
 torch = pytest.importorskip("torch")
-pytest.importorskip("fairseq")
 
 from phenomt.fairseq_ext.glat import (  # noqa: E402
     GlancingDecoder,

@@ -2,8 +2,10 @@
 
 import pytest
 
+from tests.conftest import require_fairseq
+
+require_fairseq()  # first: fairseq needs torch, so a missing torch fails under CI too
 torch = pytest.importorskip("torch")
-pytest.importorskip("fairseq")
 
 from tests.nat_helpers import build_model, encode  # noqa: E402
 

@@ -6,9 +6,11 @@ from types import SimpleNamespace
 
 import pytest
 
+from tests.conftest import require_fairseq
+
 np = pytest.importorskip("numpy")
+require_fairseq()  # first: fairseq needs torch, so a missing torch fails under CI too
 torch = pytest.importorskip("torch")
-pytest.importorskip("fairseq")
 
 from fairseq.data import Dictionary  # noqa: E402
 

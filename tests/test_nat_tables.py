@@ -19,6 +19,7 @@ from phenomt.nat.tables import (
     teacher_notes,
     validation_bleu,
 )
+from tests.conftest import require_fairseq
 
 TEACHER = "transformer.de-en"
 
@@ -311,7 +312,7 @@ def test_table_commands_write_markdown_and_csv(tmp_path):
 @pytest.mark.fairseq
 @pytest.mark.filterwarnings("ignore:Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD")
 def test_checkpoints_are_ranked_averaged_and_timed(tmp_path):
-    pytest.importorskip("fairseq")
+    require_fairseq()
     import torch
 
     from phenomt.nat.recipes import generate_options

@@ -8,8 +8,10 @@ import re
 
 import pytest
 
+from tests.conftest import require_fairseq
+
+require_fairseq()  # first: fairseq needs torch, so a missing torch fails under CI too
 pytest.importorskip("torch")
-pytest.importorskip("fairseq")
 
 from tests.nat_helpers import build_data_bin, generate, train  # noqa: E402
 

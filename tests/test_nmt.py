@@ -13,6 +13,7 @@ from phenomt.core.nmt import (
     train_command,
     write_text_layout,
 )
+from tests.conftest import require_fairseq
 
 
 def test_parse_hypotheses_orders_by_id_and_keeps_empty():
@@ -70,7 +71,7 @@ def test_average_checkpoints(tmp_path):
 
 
 def test_binarize_writes_the_folder_whole_and_reuses_its_dictionaries(tmp_path):
-    pytest.importorskip("fairseq")
+    require_fairseq()
     from phenomt.core.nmt import preprocess
 
     for part in ("train", "valid", "test"):

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import require_fairseq
+
+require_fairseq()  # first: fairseq needs torch, so a missing torch fails under CI too
 pytest.importorskip("torch")
-pytest.importorskip("fairseq")
 
 from phenomt.core.doccontext import DEFAULT_SEPARATOR  # noqa: E402
 from phenomt.plan.documents import CONCAT, DOC_TRANSFORMER  # noqa: E402

@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import require_fairseq
+
+require_fairseq()  # first: fairseq needs torch, so a missing torch fails under CI too
 torch = pytest.importorskip("torch")
-pytest.importorskip("fairseq")
 
 from fairseq.modules import PositionalEmbedding  # noqa: E402
 

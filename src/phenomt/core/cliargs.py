@@ -24,6 +24,23 @@ def non_negative_int(text: str) -> int:
     return value
 
 
+def confidence_level(text: str) -> float:
+    """A probability strictly between 0 and 1, such as the confidence level of an interval."""
+    value = float(text)
+    if not 0.0 < value < 1.0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"expected a number strictly between 0 and 1, "
+                                         f"got {text}")
+    return value
+
+
+def cosine_similarity(text: str) -> float:
+    """A cosine similarity: a number in [-1, 1]."""
+    value = float(text)
+    if not -1.0 <= value <= 1.0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"expected a cosine similarity in [-1, 1], got {text}")
+    return value
+
+
 def named_file(text: str) -> tuple[str, str]:
     """``NAME=FILE`` (a system and its output, for example) as ``(name, file)``."""
     name, sep, path = text.partition("=")

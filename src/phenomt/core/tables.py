@@ -40,6 +40,18 @@ def load_json(path: str | Path) -> dict:
         raise InputError(path, f"invalid JSON: {err.msg}", err.lineno) from None
 
 
+def load_record(path: str | Path, option: str, kind: str, keys: Sequence[str]) -> dict:
+    """:func:`load_json` of a record given as ``option``, refused unless it is a ``kind``
+    record: one with all of ``keys`` (records carry no type field; a record of another
+    command lacks some of its keys)."""
+    record = load_json(path)
+    missing = keys if not isinstance(record, dict) else [k for k in keys if k not in record]
+    if missing:
+        raise InputError(path, f"{option} expects a {kind} record; this has no "
+                               f"{', '.join(repr(k) for k in missing)}")
+    return record
+
+
 def write_table(frame: pd.DataFrame, md_path: str | Path, csv_path: str | Path, title: str,
                 notes: Sequence[str] = ()) -> None:
     """Write ``frame`` as a Markdown table with a title and notes, and as CSV."""

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from phenomt.core.cliargs import confidence_level, non_negative_int, positive_int
 from phenomt.core.io import InputError, read_lines, write_json, write_lines
 from phenomt.core.metrics import ltcr
 from phenomt.lexcons import pos
@@ -192,6 +193,12 @@ def _pairs_of_extra(args: argparse.Namespace, parser: argparse.ArgumentParser
 
 
 def _score_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    given = [option for option, value in (("--alignment", args.alignment),
+                                          ("--align-model", args.align_model)) if value]
+    if given and (args.extra_src or args.extra_tgt):
+        # the extra data only trains this run's aligner, which a given one replaces
+        parser.error(f"--extra-src/--extra-tgt cannot be combined with {given[0]}: they "
+                     "train the aligner, and none is trained here")
     testset = read_testset(args.testset)
     lines = read_hypothesis(args.hyp, testset)
     settings: dict[str, Any] = {"testset": str(args.testset), "hyp": str(args.hyp)}
@@ -267,12 +274,12 @@ def register_cli(tree) -> None:
     _add_extra(score)
     score.add_argument("--save-alignment", help="also write the alignment used here")
     score.add_argument("--stemmer", choices=ltcr.STEMMERS, default=ltcr.DEFAULT_STEMMER)
-    score.add_argument("--resamples", type=int, default=ltcr.DEFAULT_RESAMPLES,
+    score.add_argument("--resamples", type=positive_int, default=ltcr.DEFAULT_RESAMPLES,
                        help="bootstrap resamples of documents")
-    score.add_argument("--seed", type=int, default=ltcr.DEFAULT_SEED)
-    score.add_argument("--level", type=float, default=ltcr.DEFAULT_LEVEL,
-                       help="confidence level of the intervals")
-    score.add_argument("--jobs", type=int, default=1, help="aligner processes")
+    score.add_argument("--seed", type=non_negative_int, default=ltcr.DEFAULT_SEED)
+    score.add_argument("--level", type=confidence_level, default=ltcr.DEFAULT_LEVEL,
+                       help="confidence level of the intervals, in (0, 1)")
+    score.add_argument("--jobs", type=positive_int, default=1, help="aligner processes")
     score.add_argument("--output", required=True, help="JSON file to write")
 
     train = tree.add("lexcons align-train", "Train an aligner once (the source and reference "

@@ -15,6 +15,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+from phenomt.core.cliargs import positive_int
 from phenomt.core.io import InputError, atomic_directory, read_lines, write_lines
 from phenomt.core.layout import copy_documents
 from phenomt.core.text import tokenize
@@ -117,7 +118,7 @@ def register_cli(tree) -> None:
     p = tree.add("lexcons subset", "Copy the first documents of a test-set folder (every "
                                    "layer), or all of them", _subset_command)
     p.add_argument("--testset", required=True)
-    p.add_argument("--documents", type=int, help="how many (default: all)")
-    p.add_argument("--document-step", type=int,
+    p.add_argument("--documents", type=positive_int, help="how many (default: all)")
+    p.add_argument("--document-step", type=positive_int,
                    help="every N-th document, the first included, before --documents")
     p.add_argument("--output", required=True)

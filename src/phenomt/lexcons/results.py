@@ -20,7 +20,7 @@ from phenomt.core.cliargs import named_file
 from phenomt.core.lazy import pandas as pd
 from phenomt.core.metrics.bleu import score_files
 from phenomt.core.metrics.ltcr import DISTANCE_BINS
-from phenomt.core.tables import format_number, load_json, write_table
+from phenomt.core.tables import format_number, load_json, load_record, write_table
 from phenomt.lexcons.pos import CLASSES
 
 PAPER = "lei_2024"
@@ -121,8 +121,14 @@ def _records(pairs: Sequence[tuple[str, str]]) -> dict[str, dict[str, Any]]:
     return {name: load_json(path) for name, path in pairs}
 
 
+#: Fields every `score ltcr` record has (a record of another command lacks some).
+LTCR_KEYS = ("l_all", "l_anno", "unjudged_all", "unjudged_anno", "by_pos", "by_distance",
+             "intervals", "stemmer")
+
+
 def _models_command(args: argparse.Namespace) -> int:
-    records = _records(args.ltcr)
+    records = {name: load_record(path, "--ltcr", "'phenomt score ltcr'", LTCR_KEYS)
+               for name, path in args.ltcr}
     bleu = {name: score_files(path, args.ref, "13a", lowercase=True) for name, path in args.hyp}
     prefix = args.table_prefix
     signature = next(iter(bleu.values()))["signature"] if bleu else "no BLEU scored"

@@ -12,9 +12,10 @@ import json
 import sys
 from pathlib import Path
 
-from phenomt.core.cliargs import named_file, positive_int
+from phenomt.core.cliargs import cosine_similarity, named_file, non_negative_int, positive_int
 from phenomt.core.io import InputError, atomic_directory, write_json
-from phenomt.core.tables import load_json, write_table
+from phenomt.core.metrics.bleu import tokenizers
+from phenomt.core.tables import load_json, load_record, write_table
 from phenomt.systems import challenge, mqm, outputs, scores, tables
 
 
@@ -30,10 +31,17 @@ def _add_identity(p: argparse.ArgumentParser) -> None:
     p.add_argument("--licence", help="its licence or terms (shown in the tables)")
 
 
+def _mask_name(text: str) -> str:
+    if text == scores.ALL_LINES:
+        raise argparse.ArgumentTypeError(f"{text!r} is the name of the subset of all lines")
+    return text
+
+
 def _add_mask(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mask", help="1/0 a line: the main result on the marked lines, all lines "
                                   "secondary (newstest2021 zh-en official lines)")
-    p.add_argument("--mask-name", default="official", help="name of the masked subset")
+    p.add_argument("--mask-name", type=_mask_name, default="official",
+                   help=f"name of the masked subset (not {scores.ALL_LINES!r})")
 
 
 def _add_redundancy_options(p: argparse.ArgumentParser) -> None:
@@ -41,12 +49,13 @@ def _add_redundancy_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ref", required=True, help="the reference (stopwords, quotas)")
     p.add_argument("--source-lang", required=True)
     p.add_argument("--target-lang", required=True)
-    p.add_argument("--stopword-count", type=int,
+    p.add_argument("--stopword-count", type=non_negative_int,
                    help="k most frequent reference tokens (default 10, Chinese 3)")
     p.add_argument("--embeddings", help="vectors text file (or fairseq checkpoint with "
                                         "--embeddings-dict): enables synonyms")
     p.add_argument("--embeddings-dict")
-    p.add_argument("--threshold", type=float, help="cosine above which tokens are synonyms")
+    p.add_argument("--threshold", type=cosine_similarity,
+                   help="cosine above which tokens are synonyms, in [-1, 1]")
     p.add_argument("--samples", type=positive_int, default=1000, help="bootstrap samples")
     p.add_argument("--seed", type=positive_int, default=scores.DEFAULT_SEED)
     _add_mask(p)
@@ -163,7 +172,10 @@ def _metric_columns(records: list[str], columns: list[str],
         for path, record in loaded:
             if "system" not in record:
                 raise InputError(path, "not a per-system record: no 'system' field")
-            value = mqm.metric_from_record(record, column)
+            try:
+                value = mqm.metric_from_record(record, column)
+            except ValueError as err:
+                raise InputError(path, f"--metric {column}: {err}") from None
             if value is not None:
                 if record["system"] in values:
                     raise InputError(path, f"a second {column!r} value for system "
@@ -208,17 +220,29 @@ def _ldd_score_command(args: argparse.Namespace) -> int:
 
 # --------------------------------------------------------------------------- tables
 
+# Fields every record of a kind has (a record of another command lacks some).
+BLEU_KEYS = ("testset", "system", "main", "subsets", "test", "is_baseline")
+REDUNDANCY_KEYS = ("testset", "system", "main", "subsets", "settings", "bootstrap")
+COMPARISON_KEYS = ("testset", "a", "b", "main", "subsets", "settings", "test")
+MQM_KEYS = ("annotations", "rows", "categories", "category_totals", "systems", "weak_below",
+            "correlations")
+
+
 def _bleu_table_command(args: argparse.Namespace) -> int:
-    frame, notes = tables.bleu_table([load_json(p) for p in args.scores],
-                                     tables.load_catalogue(args.catalogue))
+    records = [load_record(p, "--scores", "'phenomt systems score'", BLEU_KEYS)
+               for p in args.scores]
+    frame, notes = tables.bleu_table(records, tables.load_catalogue(args.catalogue))
     write_table(frame, args.md, args.csv, "Given systems: BLEU and chrF with 95% confidence "
                 "intervals and paired significance against the baseline", notes)
     return 0
 
 
 def _redundancy_table_command(args: argparse.Namespace) -> int:
-    frame, notes = tables.redundancy_table([load_json(p) for p in args.records],
-                                           [load_json(p) for p in args.comparisons],
+    records = [load_record(p, "--records", "'phenomt systems redundancy'", REDUNDANCY_KEYS)
+               for p in args.records]
+    comparisons = [load_record(p, "--comparisons", "'phenomt systems redundancy-test'",
+                               COMPARISON_KEYS) for p in args.comparisons]
+    frame, notes = tables.redundancy_table(records, comparisons,
                                            tables.load_catalogue(args.catalogue))
     write_table(frame, args.md, args.csv, "Given systems: continuous and discontinuous "
                 "redundancy (CRR, DRR) with sentence-bootstrap intervals", notes)
@@ -226,8 +250,8 @@ def _redundancy_table_command(args: argparse.Namespace) -> int:
 
 
 def _mqm_table_command(args: argparse.Namespace) -> int:
-    frame, notes = tables.mqm_table(load_json(args.mqm), tables.load_catalogue(args.catalogue),
-                                    args.testset)
+    record = load_record(args.mqm, "--mqm", "'phenomt systems mqm'", MQM_KEYS)
+    frame, notes = tables.mqm_table(record, tables.load_catalogue(args.catalogue), args.testset)
     write_table(frame, args.md, args.csv, f"MQM error rates beside metrics ({args.testset})",
                 notes)
     return 0
@@ -294,7 +318,8 @@ def register_cli(tree) -> None:
     p.add_argument("--target-lang", required=True)
     p.add_argument("--baseline", help="name of the baseline system")
     p.add_argument("--baseline-hyp", help="the baseline's output")
-    p.add_argument("--tokenize", help="sacreBLEU tokenizer (default: by target language)")
+    p.add_argument("--tokenize", choices=tokenizers(),
+                   help="sacreBLEU tokenizer (default: by target language)")
     p.add_argument("--test", choices=sorted(scores.TESTS), default="bs")
     p.add_argument("--samples", type=positive_int,
                    help="bootstrap samples (bs, default 1000) or trials (ar, default 10000)")
@@ -345,7 +370,8 @@ def register_cli(tree) -> None:
     p.add_argument("--target-lang", required=True)
     p.add_argument("--set", nargs="+", required=True, metavar="PHENOMENON.BIN=PREFIX",
                    help="a challenge set: PREFIX.ids (1-based lines) and PREFIX.ref")
-    p.add_argument("--tokenize", help="sacreBLEU tokenizer (default: by target language)")
+    p.add_argument("--tokenize", choices=tokenizers(),
+                   help="sacreBLEU tokenizer (default: by target language)")
     p.add_argument("--samples", type=positive_int, default=1000, help="bootstrap samples")
     p.add_argument("--seed", type=positive_int, default=scores.DEFAULT_SEED)
     p.add_argument("--output", required=True)

@@ -181,21 +181,32 @@ def mqm_summary(rows: Sequence[MqmRow], origin: str,
             "correlations": correlations(rates, metrics or {}, categories, weak_below)}
 
 
+def _metric_value(value: object) -> float | None:
+    if isinstance(value, Mapping):
+        if "score" not in value:
+            raise ValueError("an object without a 'score' is not a number")
+        value = value["score"]
+    if value is None:
+        return None
+    # bool is an int in Python, but a flag is no metric
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{value!r} is not a number")
+    return float(value)
+
+
 def metric_from_record(record: Mapping, column: str) -> float | None:
     """A metric value of a score record: ``bleu``/``chrf`` (their score) or ``crr``/``drr``/
-    ``redundancy`` of the record's main subset, else a top-level or dotted key (``a.b``)."""
+    ``redundancy`` of the record's main subset, else a top-level or dotted key (``a.b``).
+    None when the record has no such key or its value is null; ValueError when the value is
+    not a number."""
     subsets = record.get("subsets")
     if isinstance(subsets, Mapping) and record.get("main") in subsets:
         main = subsets[record["main"]]
         if column in main:
-            value = main[column]
-            value = value.get("score") if isinstance(value, Mapping) else value
-            return None if value is None else float(value)
+            return _metric_value(main[column])
     value: object = record
     for part in column.split("."):
         if not isinstance(value, Mapping) or part not in value:
             return None
         value = value[part]
-    if isinstance(value, Mapping):
-        value = value.get("score")
-    return None if value is None else float(value)
+    return _metric_value(value)

@@ -17,6 +17,14 @@ from phenomt.core.metrics import resample
 from phenomt.core.metrics.base import SacrebleuMetric, register
 
 
+def tokenizers() -> list[str]:
+    """The tokenizer names the installed sacreBLEU accepts (``BLEU.TOKENIZERS``; older
+    releases keep them in the module's ``_TOKENIZERS``)."""
+    from sacrebleu.metrics import bleu
+
+    return list(getattr(BLEU, "TOKENIZERS", None) or bleu._TOKENIZERS)
+
+
 def default_tokenizer(target_lang: str) -> str:
     """sacreBLEU's recommended tokenizer for the target language."""
     return {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab"}.get(target_lang, "13a")
@@ -131,7 +139,7 @@ def register_cli(tree) -> None:
                  _score_command)
     p.add_argument("--hyp", required=True)
     p.add_argument("--ref", required=True)
-    p.add_argument("--tokenize", default="13a",
+    p.add_argument("--tokenize", default="13a", choices=tokenizers(),
                    help="sacreBLEU tokenizer; 'none' on Moses-tokenized text = multi-bleu")
     p.add_argument("--lowercase", action="store_true")
     p.add_argument("--meta", nargs="*", default=[], metavar="KEY=VALUE",

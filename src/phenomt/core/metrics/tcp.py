@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from phenomt.core.cliargs import positive_int
 from phenomt.core.io import InputError, read_lines, write_json
 
 CATEGORIES = ("tense", "conjunction", "pronoun")
@@ -190,6 +191,9 @@ def score_files(hyp: str | Path, reference: str | Path, candidates: str | Path,
     if len(keys) != len(refs):
         raise InputError(candidates, f"has {len(keys)} documents but {reference} has "
                                      f"{len(refs)}")
+    if sum(groups) != len(keys):
+        raise InputError(candidates, f"has {len(keys)} documents but --groups "
+                                     f"{' '.join(map(str, groups))} add up to {sum(groups)}")
     if tokenize:
         from phenomt.core.text import tokenize as moses
 
@@ -209,6 +213,8 @@ def score_files(hyp: str | Path, reference: str | Path, candidates: str | Path,
 
 
 def _command(args: argparse.Namespace) -> int:
+    if args.docids is not None and args.n_sent is None:
+        args.tcp_parser.error("--docids needs --n-sent (the set's sentences per document)")
     result = score_files(args.hyp, args.reference, args.candidates, args.n_sent, args.tokenize,
                          tuple(args.groups), args.window, args.docids)
     result["hyp"] = str(args.hyp)
@@ -231,7 +237,8 @@ def register_cli(tree) -> None:
                                     "documents; needs --n-sent")
     p.add_argument("--tokenize", action="store_true",
                    help="tokenize the hypothesis with sacremoses first")
-    p.add_argument("--groups", type=int, nargs=3, default=list(DEFAULT_GROUPS),
+    p.add_argument("--groups", type=positive_int, nargs=3, default=list(DEFAULT_GROUPS),
                    metavar=("TENSE", "CONJ", "PRON"), help="documents per category, in order")
-    p.add_argument("--window", type=int, default=DEFAULT_WINDOW)
+    p.add_argument("--window", type=positive_int, default=DEFAULT_WINDOW)
     p.add_argument("--output", required=True)
+    p.set_defaults(tcp_parser=p)
