@@ -138,6 +138,16 @@ class RunLockedError(RuntimeError):
 _HELD_LOCKS: list[IO[str]] = []
 
 
+def interpreter_bin_first_on_path() -> None:
+    """Put the directory of the running Python's scripts first on PATH, so that the
+    ``phenomt`` and fairseq commands of the jobs are the ones installed beside it, whether
+    or not its virtualenv is activated (jobs inherit this environment)."""
+    import sys
+
+    os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable),
+                                          os.environ.get("PATH", "")])
+
+
 def hold_run_lock(folder: str | os.PathLike[str]) -> Path:
     """Take an exclusive kernel lock (``flock``) on ``folder/.phenomt.lock`` for the rest of
     this process, or raise :class:`RunLockedError` naming the holder.
