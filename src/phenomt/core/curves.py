@@ -80,8 +80,11 @@ def draw(records: list[dict[str, float]], title: str):
               linestyle="--")
     loss.set_ylabel("validation loss (bits)", color="tab:gray")
     best = best_record(records)
+    # below the curve, pointing up at the best epoch, so the label never sits on the line
     ax.annotate(f"best {best['bleu']:.1f} (epoch {int(best['epoch'])})",
-                (best["epoch"], best["bleu"]), textcoords="offset points", xytext=(-60, -18))
+                (best["epoch"], best["bleu"]), textcoords="offset points", xytext=(0, -45),
+                ha="right" if best["epoch"] > epochs[len(epochs) // 2] else "left",
+                arrowprops={"arrowstyle": "->", "color": "tab:blue"})
     ax.set_title(title)
     return fig
 
