@@ -91,8 +91,8 @@ def test_training_table_sums_launches_and_reads_the_benchmark(tmp_path):
     bench.write_text("s\th:m:s\tmax_rss\tcpu_time\n723.4\t0:12:03\t1307.04\t700.2\n")
     row = training_row("teacher", model, bench)
     # 3,000 + 723.4 s = 1:02:03; the best epoch is 2 (BLEU 8.5; epoch 3 has none)
-    assert row == {"model": "teacher", "updates": 400, "epochs validated": 3,
-                   "best validation BLEU": "8.50 (epoch 2)", "launches": 2,
+    assert row == {"model": "teacher", "updates": "400", "epochs validated": "3",
+                   "best validation BLEU": "8.50 (epoch 2)", "launches": "2",
                    "wall time": "1:02:03", "CPU time (last launch)": "0:11:40",
                    "peak memory (MB)": "1307"}
     # a model trained before launches were recorded: the benchmark's, and it says so

@@ -223,10 +223,12 @@ def training_row(name: str, model: str | Path, benchmark: str | Path) -> dict:
     bleu = [r for r in validation if r.get("bleu") == r.get("bleu") and "bleu" in r]
     best = max(bleu, key=lambda r: r["bleu"]) if bleu else None
     wall = sum(launch["seconds"] for launch in launches) if launches else bench.get("s")
-    return {"model": name, "updates": updates, "epochs validated": len(validation) or None,
+    # strings, so that a column with a missing value does not turn into floats
+    return {"model": name, "updates": None if updates is None else f"{int(updates):,}",
+            "epochs validated": str(len(validation)) if validation else None,
             "best validation BLEU": (None if best is None
                                      else f"{best['bleu']:.2f} (epoch {int(best['epoch'])})"),
-            "launches": len(launches) or None,
+            "launches": str(len(launches)) if launches else None,
             "wall time": _duration(wall) + ("" if launches else " (last launch)")
             if wall is not None else None,
             "CPU time (last launch)": _duration(bench.get("cpu_time")),
