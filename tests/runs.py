@@ -14,7 +14,7 @@ from tests.conftest import ROOT, SNAKEMAKE
 
 #: Tables made of measured times (decoding speed): they differ between any two runs, so
 #: comparisons leave them out. Found by diffing the tables of two runs of the same commit.
-TIMING_TABLES = ("nat_speed",)
+TIMING_TABLES = ("nat_speed", "training")
 
 
 def differing_tables(reference: Path, other: Path) -> list[str]:
