@@ -12,8 +12,8 @@ from pathlib import Path
 
 from tests.conftest import ROOT, SNAKEMAKE
 
-#: Tables made of measured times (decoding speed): they differ between any two runs, so
-#: comparisons leave them out. Found by diffing the tables of two runs of the same commit.
+#: Tables made of measured times (decoding speed, training time): they differ between any two
+#: runs, so comparisons leave them out. Found by diffing the tables of two runs of one commit.
 TIMING_TABLES = ("nat_speed", "training")
 
 
