@@ -107,18 +107,8 @@ STATISTICS_COLUMNS = ["hyp_len", "ref_len", *(f"correct_{n}" for n in range(1, 5
 
 def bleu_score(tokenize: str = "13a", lowercase: bool = False) -> resample.Score:
     """Corpus BLEU (unrounded) of one vector of summed :func:`bleu_statistics`, smoothed as
-    :func:`corpus_bleu` does."""
-    metric = BLEU(tokenize=tokenize, lowercase=lowercase)
-
-    def score(totals: np.ndarray) -> float:
-        order = (len(totals) - 2) // 2
-        return BLEU.compute_bleu(correct=[int(x) for x in totals[2:2 + order]],
-                                 total=[int(x) for x in totals[2 + order:]],
-                                 sys_len=int(totals[0]), ref_len=int(totals[1]),
-                                 smooth_method=metric.smooth_method,
-                                 smooth_value=metric.smooth_value,
-                                 max_ngram_order=order).score
-    return score
+    :func:`corpus_bleu` does: the :class:`Bleu` metric's score."""
+    return Bleu(tokenize, lowercase).score
 
 
 def bleu_score_of(signature: str) -> resample.Score:
