@@ -68,17 +68,13 @@ def _runs(paths: Sequence[str | Path]) -> dict[tuple[str, str, str], dict[int, t
     found: dict[tuple[str, str, str], dict[int, tuple]] = {}
     for path in paths:
         record = load_json(path)
-        stats = record.get("statistics")
-        if not stats:
-            raise InputError(path, "no per-sentence statistics: score it with --bootstrap N")
+        stats = resample.record_statistics(record, path)
         try:
             key = (record["arch"], record["pos_emb"], record["setting"])
             seed = int(record["seed"])
         except (KeyError, ValueError) as err:
             raise InputError(path, f"not a locality score record ({err})") from None
-        found.setdefault(key, {})[seed] = (float(record["bleu"]),
-                                           np.asarray(stats["rows"], dtype=np.float64),
-                                           record["signature"])
+        found.setdefault(key, {})[seed] = (float(record["bleu"]), stats, record["signature"])
     return found
 
 

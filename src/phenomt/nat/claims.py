@@ -20,15 +20,13 @@ their per-sentence statistics (``phenomt score bleu|redundancy --bootstrap N``).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from phenomt.core import papers
-from phenomt.core.io import InputError
 from phenomt.core.lazy import pandas as pd
 from phenomt.core.metrics import resample
 from phenomt.core.metrics.bleu import bleu_score_of
@@ -76,13 +74,6 @@ def paper_claims(models: Sequence[str]) -> list[Comparison]:
     return [c for c in found if {c.a.split(".")[0], c.b.split(".")[0]} <= have]
 
 
-def _statistics(record: Mapping[str, Any], path: str | Path) -> np.ndarray:
-    stats = record.get("statistics")
-    if not stats:
-        raise InputError(path, "no per-sentence statistics: score it with --bootstrap N")
-    return np.asarray(stats["rows"], dtype=np.float64)
-
-
 @dataclass(frozen=True)
 class Scored:
     """One system's BLEU and redundancy records on one test set."""
@@ -94,8 +85,8 @@ class Scored:
 
     def statistics(self, measure: str) -> np.ndarray:
         if measure == "bleu":
-            return _statistics(self.bleu, self.bleu_path)
-        return _statistics(self.redundancy, self.redundancy_path)
+            return resample.record_statistics(self.bleu, self.bleu_path)
+        return resample.record_statistics(self.redundancy, self.redundancy_path)
 
 
 def _group(score_pairs: Sequence[tuple[str | Path, str | Path]]

@@ -13,10 +13,14 @@ trained models per setting) the paired test is Student's paired t-test (scipy).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
+
+from phenomt.core.io import InputError
 
 DEFAULT_SAMPLES = 1000
 DEFAULT_SEED = 12345
@@ -65,6 +69,15 @@ def ratio(numerator: int, denominator: int) -> Score:
     def score(totals: np.ndarray) -> float:
         return float(totals[numerator] / totals[denominator]) if totals[denominator] else np.nan
     return score
+
+
+def record_statistics(record: Mapping[str, Any], path: str | Path) -> np.ndarray:
+    """The per-sentence statistics a score record keeps (``phenomt score ... --bootstrap N``),
+    one row per sentence; an error naming the file when it has none."""
+    stats = record.get("statistics")
+    if not stats:
+        raise InputError(path, "no per-sentence statistics: score it with --bootstrap N")
+    return np.asarray(stats["rows"], dtype=np.float64)
 
 
 def resample_weights(n: int, samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_SEED
