@@ -55,7 +55,9 @@ def tiny(config: dict) -> dict:
     assert testset["ldd"]
     mqm = systems["mqm"]["wmt21-ted.zh-en"]
     mqm.update(systems=["Facebook-AI", "NiuTrans", "ref"], align_extra=[])
-    systems.update(samples=100, testsets={"newstest2021.de-en": testset},
+    # TER as well, so that a third registered metric runs end to end into the systems table
+    systems.update(samples=100, metrics=["bleu", "chrf", "ter"],
+                   testsets={"newstest2021.de-en": testset},
                    mqm={"wmt21-ted.zh-en": mqm})
     whole = {testset["corpus"]}
     lexcons = config["lexcons"]

@@ -4,6 +4,7 @@ so that the layout stays what the README says:
 - ``phenomt.core`` imports nothing of a wing or of the plan;
 - a wing (``ldd``, ``nat``, ``lexcons``, ``systems``) imports ``core`` and itself only;
 - nothing below the plan imports it (only the workflow, and the CLI where it must);
+- metrics are computed in ``core/metrics`` only (their libraries are imported nowhere else);
 - the fairseq plugins load without pandas, scipy or any wing;
 - defaults live in the schema: no ``.get(key, default)`` in the plan, no dictionary lookups
   or ``.get`` in the rules;
@@ -92,6 +93,33 @@ def test_no_module_reaches_up_to_the_command_line():
                 if re.search(r"^\s*from phenomt\.cli import|^\s*import phenomt\.cli",
                              p.read_text(encoding="utf-8"), re.MULTILINE)]
     assert not reaching
+
+
+#: Libraries that compute a metric; only ``core/metrics`` may import them. sacreBLEU's paired
+#: tests (``sacrebleu.significance``) take registered metrics' sacreBLEU objects, so they may be
+#: used where records are assembled.
+METRIC_LIBRARIES = ("sacrebleu", "nltk")
+
+
+def _library_imports(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def test_metrics_only_through_the_registry():
+    """A metric is computed in core/metrics only: nothing else imports a metric library."""
+    metrics = PACKAGE / "core" / "metrics"
+    offenders = {str(p.relative_to(ROOT)): sorted(m) for p in _modules(PACKAGE)
+                 if metrics not in p.parents
+                 and (m := {name for name in _library_imports(p)
+                            if name.split(".")[0] in METRIC_LIBRARIES
+                            and name != "sacrebleu.significance"})}
+    assert not offenders
 
 
 def _module_name(path: Path) -> str:

@@ -145,6 +145,53 @@ def test_interval_seed_and_signature():
         scores.significance(hyps, refs, seed=0)
 
 
+def test_ter_from_the_registry_by_hand():
+    # one substitution in three reference words, and one of four: 2 edits / 7 words
+    hyps, refs = ["a b c", "the cat sat down"], ["a b d", "the cat sat up"]
+    result = scores.significance(hyps, refs, ["a b d", "x y z w"], samples=100, seed=3,
+                                 metrics=("ter", "bleu"))
+    assert list(result) == ["ter", "bleu"]
+    assert result["ter"]["score"] == pytest.approx(100 * 2 / 7)
+    assert result["ter"]["baseline_score"] == pytest.approx(100 * 4 / 7)
+    assert result["ter"]["signature"].startswith("nrefs:1|case:lc|tok:tercom")
+    with pytest.raises(ValueError, match="bleu, chrf, ter"):
+        scores.significance(hyps, refs, metrics=("crr",))
+
+
+def test_schema_lists_the_registered_sacrebleu_metrics():
+    import yaml
+
+    schema = yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml")
+                            .read_text(encoding="utf-8"))
+    metrics = schema["properties"]["systems"]["properties"]["metrics"]
+    assert metrics["items"]["enum"] == scores.sacrebleu_keys()
+    assert set(metrics["default"]) == set(scores.METRIC_KEYS)
+
+
+def test_ter_goes_through_the_command_into_the_systems_table(tmp_path):
+    import sacrebleu
+
+    hyp = tmp_path / "good.en"
+    hyp.write_text(REF.read_text(encoding="utf-8").replace("moon", "sun"), encoding="utf-8")
+    for name, path in (("good", hyp), ("empty", DATA / "hyp_empty.en")):
+        assert run("systems", "score", "--testset", "toy", "--system", name, "--hyp", path,
+                   "--ref", REF, "--target-lang", "en", "--baseline", "empty",
+                   "--baseline-hyp", DATA / "hyp_empty.en", "--samples", "100",
+                   "--metrics", "bleu", "ter", "--output", tmp_path / f"{name}.json") == 0
+    record = json.loads((tmp_path / "good.json").read_text(encoding="utf-8"))
+    assert record["metrics"] == ["bleu", "ter"] and "chrf" not in record["subsets"]["all"]
+    lines = hyp.read_text(encoding="utf-8").splitlines()
+    refs = REF.read_text(encoding="utf-8").splitlines()
+    assert record["subsets"]["all"]["ter"]["score"] == pytest.approx(
+        sacrebleu.corpus_ter(lines, [refs]).score)
+    assert run("table", "systems-bleu", "--scores", tmp_path / "good.json",
+               tmp_path / "empty.json", "--md", tmp_path / "b.md", "--csv", tmp_path / "b.csv") == 0
+    header = (tmp_path / "b.csv").read_text(encoding="utf-8").splitlines()[0]
+    assert "TER [95% CI]" in header and "ΔTER" in header and "chrF" not in header
+    md = (tmp_path / "b.md").read_text(encoding="utf-8")
+    assert "Lower is better for TER" in md and "TER signature `nrefs:1|case:lc|tok:tercom" in md
+
+
 # --------------------------------------------------------------------------- CRR and DRR
 
 def test_redundancy_record_states_its_settings():

@@ -96,6 +96,7 @@ class SystemsPlan(SectionPlan):
         return shell_args([("--target-lang", self._langs(testset)[1]),
                            ("--baseline", self.baseline(testset)),
                            ("--baseline-hyp", baseline_hyp[0] if baseline_hyp else None),
+                           ("--metrics", self.section["metrics"]),
                            ("--samples", self.section["samples"]),
                            ("--seed", self.section["seed"])])
 

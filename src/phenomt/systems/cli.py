@@ -115,12 +115,13 @@ def _score_command(args: argparse.Namespace) -> int:
         testset=args.testset, system=args.system, hyp=args.hyp, ref=args.ref,
         target_lang=args.target_lang, baseline=args.baseline, baseline_hyp=args.baseline_hyp,
         mask=args.mask, mask_name=args.mask_name, tokenize=args.tokenize, test=args.test,
-        samples=args.samples, seed=args.seed, kind=args.kind)
+        samples=args.samples, seed=args.seed, kind=args.kind,
+        metrics=args.metrics)
     write_json(args.output, _with_identity(record, args))
     main = record["subsets"][record["main"]]
-    print(f"{args.testset} {args.system}: BLEU {main['bleu']['score']:.2f} "
-          f"[{main['bleu']['ci_low']:.2f}, {main['bleu']['ci_high']:.2f}], "
-          f"chrF {main['chrf']['score']:.2f} -> {args.output}")
+    found = ", ".join(f"{key} {main[key]['score']:.2f} [{main[key]['ci_low']:.2f}, "
+                      f"{main[key]['ci_high']:.2f}]" for key in record["metrics"])
+    print(f"{args.testset} {args.system}: {found} -> {args.output}")
     return 0
 
 
@@ -221,7 +222,7 @@ def _ldd_score_command(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- tables
 
 # Fields every record of a kind has (a record of another command lacks some).
-BLEU_KEYS = ("testset", "system", "main", "subsets", "test", "is_baseline")
+BLEU_KEYS = ("testset", "system", "main", "subsets", "test", "is_baseline", "metrics")
 REDUNDANCY_KEYS = ("testset", "system", "main", "subsets", "settings", "bootstrap")
 COMPARISON_KEYS = ("testset", "a", "b", "main", "subsets", "settings", "test")
 MQM_KEYS = ("annotations", "rows", "categories", "category_totals", "systems", "weak_below",
@@ -310,12 +311,18 @@ def register_cli(tree) -> None:
                                                 "in the file)")
     p.add_argument("--outdir", required=True, help="replaced whole")
 
-    p = tree.add("systems score", "BLEU and chrF with sacreBLEU's intervals and paired test "
-                 "against a baseline, as a JSON record", _score_command)
+    p = tree.add("systems score", "BLEU and chrF (or other sacreBLEU metrics) with "
+                 "sacreBLEU's intervals and paired test against a baseline, as a JSON record",
+                 _score_command)
     _add_identity(p)
     p.add_argument("--hyp", required=True)
     p.add_argument("--ref", required=True)
     p.add_argument("--target-lang", required=True)
+    p.add_argument("--metrics", nargs="+", choices=scores.sacrebleu_keys(),
+                   default=list(scores.METRIC_KEYS), metavar="METRIC",
+                   help="registered sacreBLEU metrics, in the table's order "
+                        f"({', '.join(scores.sacrebleu_keys())}; default: "
+                        f"{' '.join(scores.METRIC_KEYS)})")
     p.add_argument("--baseline", help="name of the baseline system")
     p.add_argument("--baseline-hyp", help="the baseline's output")
     p.add_argument("--tokenize", choices=tokenizers(),

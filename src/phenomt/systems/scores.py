@@ -1,6 +1,8 @@
 """Scores of one system output on one test set, one JSON record per (test set, system).
 
-**BLEU and chrF** come from sacreBLEU, with its signature. Confidence intervals and paired
+**BLEU, chrF, TER** (the registered metrics that sacreBLEU computes,
+:mod:`phenomt.core.metrics`; BLEU and chrF unless ``metrics`` says otherwise) come from
+sacreBLEU, with their signatures. Confidence intervals and paired
 significance against a baseline system come from sacreBLEU's own tests
 (:class:`sacrebleu.significance.PairedTest`): paired bootstrap resampling (``bs``, Koehn 2004,
 as in Moses) or paired approximate randomization (``ar``, Riezler & Maxwell 2005, with a
@@ -20,8 +22,9 @@ the *whole* reference of the test set (k = 10, Chinese 3), so every system of a 
 every subset of it share them; the exemption quotas M~ come from each line's source and
 reference. Case is kept. The settings, including the stopwords themselves, are stated in every
 record. Intervals are percentile intervals of a sentence bootstrap of the pooled ratios
-(``scipy.stats.bootstrap``); two systems are compared with a paired sentence bootstrap (same
-resampled sentences for both; p from the centred bootstrap distribution of the difference) and
+(:mod:`phenomt.core.metrics.resample`, the resampling every registered metric uses); two
+systems are compared with a paired sentence bootstrap (same resampled sentences for both; p
+from the centred bootstrap distribution of the difference) and
 a paired approximate randomization (``scipy.stats.permutation_test``, swapping the two systems'
 sentences).
 
@@ -35,20 +38,25 @@ from __future__ import annotations
 import contextlib
 import inspect
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from phenomt.core.metrics import base as metrics
+from phenomt.core.metrics import resample
 from phenomt.core.metrics.bleu import default_tokenizer
 from phenomt.core.metrics.redundancy import (
+    MEASURE_COLUMNS,
     EmbeddingSynonyms,
     SentenceRedundancy,
     default_stopword_count,
     frequent_tokens,
     load_embeddings,
+    measure_score,
     pool,
     score_sentences,
+    sentence_statistics,
 )
 from phenomt.core.text import tokenize as word_tokenize
 from phenomt.systems.outputs import (
@@ -90,19 +98,26 @@ def _check_seed(seed: int) -> None:
                          f"got {seed}")
 
 
+#: The metrics a systems record has unless told otherwise.
 METRIC_KEYS = ("bleu", "chrf")
 
 
-def sacrebleu_metrics(tokenize: str = "13a", keys: Sequence[str] = METRIC_KEYS) -> dict:
-    """Our key -> a fresh sacreBLEU metric: corpus BLEU (default settings) and chrF2, or the
-    ``keys`` among them."""
-    from sacrebleu.metrics import BLEU, CHRF
+def sacrebleu_keys() -> list[str]:
+    """The registered metrics sacreBLEU computes: those its paired tests can take."""
+    return [name for name in metrics.names()
+            if issubclass(metrics.METRICS[name], metrics.SacrebleuMetric)]
 
-    unknown = set(keys) - set(METRIC_KEYS)
-    if unknown or not keys:
-        raise ValueError(f"metrics are {', '.join(METRIC_KEYS)}; got {list(keys)}")
-    made = {"bleu": lambda: BLEU(tokenize=tokenize), "chrf": CHRF}
-    return {key: made[key]() for key in METRIC_KEYS if key in keys}
+
+def sacrebleu_metrics(tokenize: str = "13a", keys: Sequence[str] = METRIC_KEYS) -> dict:
+    """Our key -> the sacreBLEU object of the registered metric of that name, made fresh
+    (``tokenize`` goes to BLEU; the others keep their defaults), in the order given."""
+    known = sacrebleu_keys()
+    unknown = [key for key in keys if key not in known]
+    if unknown or not keys or len(set(keys)) != len(keys):
+        raise ValueError(f"metrics are distinct names among {', '.join(known)}; "
+                         f"got {list(keys)}")
+    settings = {"bleu": {"tokenize": tokenize}}
+    return {key: metrics.get(key, **settings.get(key, {})).metric for key in keys}
 
 
 def _interval(mean: float | None, half: float | None) -> tuple[float | None, float | None]:
@@ -116,7 +131,7 @@ def significance(hypotheses: Sequence[str], references: Sequence[str],
                  test: str = "bs", samples: int | None = None, ci_samples: int = CI_SAMPLES,
                  seed: int = DEFAULT_SEED, alpha: float = ALPHA,
                  metrics: Sequence[str] = METRIC_KEYS) -> dict[str, dict]:
-    """BLEU and chrF (or the ``metrics`` among them) of a system with sacreBLEU's 95%
+    """The ``metrics`` (sacreBLEU's, by registry name) of a system with sacreBLEU's 95%
     interval and, given a baseline's hypotheses, its paired test against the baseline
     (``test``: ``bs`` or ``ar``)."""
     from sacrebleu.significance import PairedTest
@@ -192,9 +207,11 @@ def score_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
                  baseline: str | None = None, baseline_hyp: str | os.PathLike[str] | None = None,
                  mask: str | os.PathLike[str] | None = None, mask_name: str = "official",
                  tokenize: str | None = None, test: str = "bs", samples: int | None = None,
-                 seed: int = DEFAULT_SEED, kind: str | None = None) -> dict:
-    """The BLEU/chrF record of one system on one test set: identity and line counts, the test's
-    settings, and per subset (main first) BLEU and chrF with interval, p and signatures."""
+                 seed: int = DEFAULT_SEED, kind: str | None = None,
+                 metrics: Sequence[str] = METRIC_KEYS) -> dict:
+    """The sacreBLEU-metrics record of one system on one test set: identity and line counts,
+    the test's settings, and per subset (main first) each of ``metrics`` with interval, p and
+    signatures."""
     references = read_text(ref)
     output = read_output(hyp, ref)
     tokenize = tokenize or default_tokenizer(target_lang)
@@ -210,7 +227,8 @@ def score_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
     for subset in subsets:
         result = significance(subset.select(output.lines), subset.select(references),
                               None if base_lines is None else subset.select(base_lines),
-                              tokenize=tokenize, test=test, samples=samples, seed=seed)
+                              tokenize=tokenize, test=test, samples=samples, seed=seed,
+                              metrics=metrics)
         scored[subset.name] = {"sentences": len(subset.select(references)),
                                "empty_lines": _empty_in(output, subset), **result}
     return {
@@ -222,7 +240,7 @@ def score_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
                  "ci_samples": samples if test == "bs" else CI_SAMPLES, "seed": seed,
                  "alpha": ALPHA, "confidence": CONFIDENCE,
                  "source": "sacrebleu.significance.PairedTest"},
-        "main": subsets[0].name, "subsets": scored,
+        "metrics": list(metrics), "main": subsets[0].name, "subsets": scored,
     }
 
 
@@ -275,52 +293,56 @@ def redundancy_setup(reference_tokens: Sequence[Sequence[str]], target_lang: str
 
 def _seed_keyword() -> str:
     # scipy >= 1.15 names the generator `rng`; older releases call it `random_state`.
-    from scipy.stats import bootstrap
+    from scipy.stats import permutation_test
 
-    return "rng" if "rng" in inspect.signature(bootstrap).parameters else "random_state"
-
-
-def _counts(results: Sequence[SentenceRedundancy]) -> dict[str, np.ndarray]:
-    cont = np.array([r.continuous for r in results], dtype=np.float64)
-    disc = np.array([r.discontinuous for r in results], dtype=np.float64)
-    return {"crr": cont, "drr": disc, "redundancy": cont + disc,
-            "denominator": np.array([r.denominator for r in results], dtype=np.float64)}
+    return "rng" if "rng" in inspect.signature(permutation_test).parameters else "random_state"
 
 
 MEASURES = ("crr", "drr", "redundancy")
 
 
-def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> Callable:
-    def statistic(index: np.ndarray, axis: int = -1) -> np.ndarray:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return numerator[index].sum(axis=axis) / denominator[index].sum(axis=axis)
-    return statistic
+def _statistics(results: Sequence[SentenceRedundancy]) -> np.ndarray:
+    return np.asarray(sentence_statistics(results), dtype=np.float64).reshape(-1, 3)
 
 
 def bootstrap_ratios(results: Sequence[SentenceRedundancy], *, samples: int = 1000,
                      seed: int = DEFAULT_SEED, confidence: float = CONFIDENCE) -> dict:
-    """Pooled CRR, DRR and CRR + DRR with percentile intervals of a sentence bootstrap."""
-    from scipy.stats import bootstrap
-
-    counts = _counts(results)
+    """Pooled CRR, DRR and CRR + DRR with percentile intervals of a sentence bootstrap
+    (:func:`phenomt.core.metrics.resample.bootstrap`, the resampling of every metric)."""
     pooled = pool(results).as_dict()
     found: dict = {key: pooled[key] for key in ("continuous", "discontinuous", "denominator",
                                                  "tokens", "scored_sentences",
                                                  "exempt_stopword", "exempt_multiple")}
-    index = np.arange(len(results))
+    stats = _statistics(results)
+    scorable = len(stats) > 0 and stats[:, 2].sum() > 0
     for measure in MEASURES:
-        value = None
-        low = high = None
-        if counts["denominator"].sum() > 0:
-            statistic = _ratio(counts[measure], counts["denominator"])
-            value = float(statistic(index))
-            res = bootstrap((index,), statistic, n_resamples=samples, vectorized=True,
-                            method="percentile", confidence_level=confidence, batch=200,
-                            **{_seed_keyword(): np.random.default_rng(seed)})
-            low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
-        found[measure] = value
-        found[f"{measure}_ci"] = None if value is None else [low, high]
+        interval = (resample.bootstrap(stats, measure_score(measure), samples=samples,
+                                       seed=seed, confidence=confidence) if scorable else None)
+        found[measure] = None if interval is None else interval.value
+        found[f"{measure}_ci"] = None if interval is None else interval.as_list()
     return found
+
+
+def _randomization_p(a: np.ndarray, b: np.ndarray, measure: str, trials: int,
+                     seed: int) -> float:
+    """Approximate randomization (scipy's paired permutation test): each sentence's two
+    systems are swapped at random; p of the absolute difference of the pooled ratios."""
+    from scipy.stats import permutation_test
+
+    columns = list(MEASURE_COLUMNS[measure])
+    both = np.concatenate([a, b])
+    numerator, denominator = both[:, columns].sum(axis=1), both[:, 2]
+
+    def difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (numerator[x].sum(axis=axis) / denominator[x].sum(axis=axis)
+                    - numerator[y].sum(axis=axis) / denominator[y].sum(axis=axis))
+
+    index = np.arange(len(a))
+    test = permutation_test((index, index + len(a)), difference, permutation_type="samples",
+                            vectorized=True, n_resamples=trials, batch=200,
+                            **{_seed_keyword(): np.random.default_rng(seed)})
+    return float(test.pvalue)
 
 
 def paired_redundancy_test(a: Sequence[SentenceRedundancy], b: Sequence[SentenceRedundancy],
@@ -328,43 +350,23 @@ def paired_redundancy_test(a: Sequence[SentenceRedundancy], b: Sequence[Sentence
                            seed: int = DEFAULT_SEED, confidence: float = CONFIDENCE,
                            alpha: float = ALPHA) -> dict:
     """System a against system b on the same sentences, per measure: the difference a - b of
-    the pooled ratios, its paired-bootstrap interval and p, and the randomization p."""
-    from scipy.stats import bootstrap, permutation_test
-
+    the pooled ratios, its paired-bootstrap interval and p
+    (:func:`phenomt.core.metrics.resample.paired_bootstrap`), and the randomization p."""
     if len(a) != len(b):
         raise ValueError(f"{len(a)} against {len(b)} sentences")
-    ca, cb = _counts(a), _counts(b)
-    n = len(a)
-    index = np.arange(n)
-    found = {}
+    stats_a, stats_b = _statistics(a), _statistics(b)
+    found: dict = {}
     for measure in MEASURES:
-        if ca["denominator"].sum() == 0 or cb["denominator"].sum() == 0:
+        if stats_a[:, 2].sum() == 0 or stats_b[:, 2].sum() == 0:
             found[measure] = None
             continue
-        # Both systems in one table: rows 0..n-1 are a's sentences, n..2n-1 b's.
-        ratio = _ratio(np.concatenate([ca[measure], cb[measure]]),
-                       np.concatenate([ca["denominator"], cb["denominator"]]))
-
-        def difference(x: np.ndarray, y: np.ndarray | None = None, axis: int = -1,
-                       ratio: Callable = ratio) -> np.ndarray:
-            return ratio(x, axis) - ratio(x + n if y is None else y, axis)
-
-        observed = float(difference(index))
-        boot = bootstrap((index,), difference, n_resamples=samples, vectorized=True,
-                         method="percentile", confidence_level=confidence, batch=200,
-                         **{_seed_keyword(): np.random.default_rng(seed)})
-        spread = boot.bootstrap_distribution - boot.bootstrap_distribution.mean()
-        # Centred under the null of no difference; >= so that identical systems get p = 1.
-        p_boot = float((1 + np.sum(np.abs(spread) >= abs(observed))) / (samples + 1))
-        perm = permutation_test((index, index + n), difference, permutation_type="samples",
-                                vectorized=True, n_resamples=trials, batch=200,
-                                **{_seed_keyword(): np.random.default_rng(seed)})
-        found[measure] = {
-            "a": float(ratio(index)), "b": float(ratio(index + n)), "difference": observed,
-            "difference_ci": [float(boot.confidence_interval.low),
-                              float(boot.confidence_interval.high)],
-            "p_bootstrap": p_boot, "p_randomization": float(perm.pvalue),
-            "significant": p_boot < alpha}
+        compared = resample.paired_bootstrap(stats_a, stats_b, measure_score(measure),
+                                             samples=samples, seed=seed,
+                                             confidence=confidence)
+        found[measure] = {**compared.as_dict(),
+                          "p_randomization": _randomization_p(stats_a, stats_b, measure,
+                                                              trials, seed),
+                          "significant": compared.significant(alpha)}
     return found
 
 
@@ -411,7 +413,8 @@ def redundancy_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
             "mask": None if mask is None else str(mask),
             "settings": setup.settings,
             "bootstrap": {"samples": samples, "seed": seed, "confidence": CONFIDENCE,
-                          "method": "percentile, sentence resampling (scipy.stats.bootstrap)"},
+                          "method": "percentile, multinomial sentence resampling "
+                                    "(phenomt.core.metrics.resample)"},
             "main": subsets[0].name, "subsets": scored}
 
 

@@ -1,4 +1,5 @@
-"""Tables of given systems: BLEU/chrF with intervals and significance, CRR/DRR with intervals
+"""Tables of given systems: BLEU/chrF (and any other registered sacreBLEU metric the records
+carry) with intervals and significance, CRR/DRR with intervals
 and the paired test of two systems, MQM error rates beside metrics with their correlation.
 
 Every table names each system's origin and licence (from ``data/sysout_systems.tsv``, or from
@@ -16,6 +17,7 @@ from pathlib import Path
 from phenomt.core.bins import bin_order, bin_title, parse_bin
 from phenomt.core.io import InputError
 from phenomt.core.lazy import pandas as pd
+from phenomt.core.metrics import base as metrics
 from phenomt.core.tables import format_number, interval_cell
 from phenomt.systems.challenge import (
     BINS_NOTE,
@@ -94,27 +96,44 @@ def _readme_bleu(info: Mapping, record: Mapping, subset: str) -> str | None:
     return info.get("readme_bleu") or None
 
 
+def record_metrics(records: Sequence[Mapping]) -> list[str]:
+    """The metrics of ``systems score`` records, in their order, each once."""
+    return list(dict.fromkeys(key for record in records for key in record["metrics"]))
+
+
+def _metric_cells(entry: Mapping, key: str) -> dict[str, str | None]:
+    label = metrics.METRICS[key].label
+    found = entry.get(key)
+    if found is None:
+        return {f"{label} [95% CI]": None, f"Δ{label}": None, f"p ({label})": None}
+    return {f"{label} [95% CI]": interval_cell(found["score"], found["ci_low"],
+                                               found["ci_high"]),
+            f"Δ{label}": format_number(found["difference"]), f"p ({label})": _p_cell(found)}
+
+
 def bleu_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str, str], dict]
                ) -> tuple[pd.DataFrame, list[str]]:
-    """BLEU and chrF per system with 95% intervals and the paired test against the baseline."""
+    """Each metric of the records (BLEU and chrF unless configured otherwise) per system with
+    95% intervals and the paired test against the baseline."""
+    keys = record_metrics(records)
     rows = []
     for record, subset in _ordered(records):
         entry = record["subsets"][subset]
-        bleu, chrf = entry["bleu"], entry["chrf"]
         info = system_info(catalogue, record["testset"], record["system"], record)
-        rows.append({
-            "test set": record["testset"], "lines": subset, "sentences": entry["sentences"],
-            "system": record["system"] + (" (baseline)" if record["is_baseline"] else ""),
-            "kind": info.get("kind") or None,
-            "BLEU [95% CI]": interval_cell(bleu["score"], bleu["ci_low"], bleu["ci_high"]),
-            "ΔBLEU": format_number(bleu["difference"]), "p (BLEU)": _p_cell(bleu),
-            "chrF [95% CI]": interval_cell(chrf["score"], chrf["ci_low"], chrf["ci_high"]),
-            "ΔchrF": format_number(chrf["difference"]), "p (chrF)": _p_cell(chrf),
-            "empty lines": entry["empty_lines"],
-            "README BLEU": _readme_bleu(info, record, subset),
-            "origin": info["origin"], "licence": info["licence"]})
+        row = {"test set": record["testset"], "lines": subset,
+               "sentences": entry["sentences"],
+               "system": record["system"] + (" (baseline)" if record["is_baseline"] else ""),
+               "kind": info.get("kind") or None}
+        for key in keys:
+            row.update(_metric_cells(entry, key))
+        rows.append({**row, "empty lines": entry["empty_lines"],
+                     "README BLEU": _readme_bleu(info, record, subset),
+                     "origin": info["origin"], "licence": info["licence"]})
     notes = ["Δ and p are against the test set's baseline system (the row marked baseline); "
              "* marks p < 0.05."]
+    lower = [metrics.METRICS[k].label for k in keys if not metrics.METRICS[k].higher_is_better]
+    if lower:
+        notes.append(f"Lower is better for {', '.join(lower)}.")
     for testset in sorted({r["testset"] for r in records}):
         mine = [r for r in records if r["testset"] == testset]
         first = mine[0]
@@ -122,12 +141,13 @@ def bleu_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str, str], d
         test = first["test"]
         sizes = ", ".join(f"{name}: {s['sentences']} sentences"
                           for name, s in first["subsets"].items())
+        signatures = ", ".join(f"{metrics.METRICS[k].label} signature `{main[k]['signature']}`"
+                               for k in first["metrics"])
         notes.append(
             f"{testset} ({sizes}; reference {first['reference']}): baseline "
             f"{first['baseline'] or 'none'}; {test['name']} from sacreBLEU ({test['samples']} "
-            f"samples, seed {test['seed']}); BLEU signature `{main['bleu']['signature']}`, "
-            f"chrF signature `{main['chrf']['signature']}`, test signature "
-            f"`{main['bleu']['test_signature']}`.")
+            f"samples, seed {test['seed']}); {signatures}, test signature "
+            f"`{main[first['metrics'][0]]['test_signature']}`.")
         if first.get("mask") is not None:
             notes.append(f"{testset}: the main result is on the lines marked in "
                          f"{first['mask']} ({first['main']}); 'all' lines are secondary.")

@@ -88,17 +88,7 @@ def bleu_statistics(hypotheses: Sequence[str], references: Sequence[str], tokeni
     The sum of the rows of any subset gives that subset's corpus BLEU exactly
     (:func:`bleu_from_statistics`).
     """
-    if len(hypotheses) != len(references):
-        raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
-    # effective_order only changes sentence scores, not the counts, and silences sacreBLEU's
-    # advice about sentence-level BLEU.
-    metric = BLEU(tokenize=tokenize, lowercase=lowercase, effective_order=True)
-    order = metric.max_ngram_order
-    rows = np.zeros((len(hypotheses), 2 + 2 * order), dtype=np.int64)
-    for row, (hyp, ref) in enumerate(zip(hypotheses, references, strict=True)):
-        score = metric.sentence_score(hyp, [ref])
-        rows[row] = [score.sys_len, score.ref_len, *score.counts, *score.totals]
-    return rows
+    return Bleu(tokenize, lowercase).statistics(hypotheses, references).astype(np.int64)
 
 
 STATISTICS_COLUMNS = ["hyp_len", "ref_len", *(f"correct_{n}" for n in range(1, 5)),
