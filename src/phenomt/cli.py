@@ -40,7 +40,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "systems": ("phenomt.systems.cli", "phenomt.evaluate"),
     "table": ("phenomt.core.tables", "phenomt.ldd.cli", "phenomt.ldd.locality",
               "phenomt.ldd.locality_claims", "phenomt.nat.tables", "phenomt.nat.claims",
-              "phenomt.systems.cli"),
+              "phenomt.systems.cli", "phenomt.plan.tables"),
     "report": ("phenomt.core.report",),
 }
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(m for ms in COMMANDS.values() for m in ms))

@@ -80,8 +80,7 @@ rule ldd_reorder_grid:
         backward=lambda w: PLAN.ldd.alignment_file(w.lcorpus, w.direction, "reverse"),
         gdfa=lambda w: PLAN.ldd.alignment_file(w.lcorpus, w.direction, "gdfa"),
     output:
-        md=f"{OUT}/tables/ldd_reorder_grid.{{lcorpus}}.{{direction}}.md",
-        csv=f"{OUT}/tables/ldd_reorder_grid.{{lcorpus}}.{{direction}}.csv",
+        **PLAN.table_files("ldd_reorder_grid.{lcorpus}.{direction}"),
     params:
         paper=lambda w: PLAN.ldd.paper_set(w.lcorpus, w.direction),
     log:

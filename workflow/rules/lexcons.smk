@@ -174,8 +174,7 @@ rule lexcons_sets_table:
     input:
         PLAN.lexcons.sets_table_inputs(),
     output:
-        md=f"{OUT}/tables/lexcons_sets.md",
-        csv=f"{OUT}/tables/lexcons_sets.csv",
+        **PLAN.table_files("lexcons_sets"),
     params:
         args=PLAN.lexcons.sets_table_args(),
     log:

@@ -135,8 +135,7 @@ rule table_locality:
         scores=PLAN.locality.scores(),
         info=f"{OUT}/locality/data/regular/locality.json",
     output:
-        md=f"{OUT}/tables/ldd_table1.md",
-        csv=f"{OUT}/tables/ldd_table1.csv",
+        **PLAN.table_files("ldd_table1"),
     params:
         note=lambda w: PLAN.locality.scale_note(),
     log:
@@ -154,8 +153,7 @@ rule table_locality_claims:
     input:
         PLAN.locality.scores(),
     output:
-        md=f"{OUT}/tables/ldd_locality_claims.md",
-        csv=f"{OUT}/tables/ldd_locality_claims.csv",
+        **PLAN.table_files("ldd_locality_claims"),
     params:
         resampling=PLAN.models.claims_args(),
         note=lambda w: PLAN.locality.scale_note(),

@@ -271,8 +271,7 @@ rule nat_table_results:
         selections=PLAN.nat.table_selections(),
         cards=PLAN.nat.teacher_cards(),
     output:
-        md=f"{OUT}/tables/nat_table{{ntable}}.md",
-        csv=f"{OUT}/tables/nat_table{{ntable}}.csv",
+        **PLAN.table_files("nat_table{ntable}"),
     params:
         scores=lambda w: PLAN.nat.table_score_args(),
         notes=lambda w: PLAN.nat.scale_note_args(),
@@ -292,8 +291,7 @@ rule nat_table_claims:
     input:
         PLAN.nat.table_score_files(),
     output:
-        md=f"{OUT}/tables/nat_claims.md",
-        csv=f"{OUT}/tables/nat_claims.csv",
+        **PLAN.table_files("nat_claims"),
     params:
         scores=lambda w: PLAN.nat.table_score_args(),
         resampling=PLAN.models.claims_args(),
@@ -312,8 +310,7 @@ rule nat_table_speed:
     input:
         PLAN.nat.all_speeds(),
     output:
-        md=f"{OUT}/tables/nat_speed.md",
-        csv=f"{OUT}/tables/nat_speed.csv",
+        **PLAN.table_files("nat_speed"),
     params:
         notes=lambda w: PLAN.nat.speed_note_args(),
     log:
@@ -350,8 +347,7 @@ rule nat_table_agreement:
     input:
         f"{OUT}/nat/agreement.json",
     output:
-        md=f"{OUT}/tables/nat_agreement.md",
-        csv=f"{OUT}/tables/nat_agreement.csv",
+        **PLAN.table_files("nat_agreement"),
     params:
         note=lambda w: PLAN.nat.agreement_note(),
     log:
@@ -367,7 +363,7 @@ rule nat_table_agreement:
 rule nat_figure_redundancy:
     localrule: True
     input:
-        f"{OUT}/tables/nat_table10.csv",
+        PLAN.table("nat_table10", "csv"),
     output:
         png=report(
             PLAN.nat.figure("redundancy", "png"),
@@ -390,7 +386,7 @@ rule nat_figure_redundancy:
 rule nat_figure_speedup:
     localrule: True
     input:
-        f"{OUT}/tables/nat_speed.csv",
+        PLAN.table("nat_speed", "csv"),
     output:
         png=report(
             PLAN.nat.figure("speedup", "png"),

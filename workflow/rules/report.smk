@@ -1,18 +1,18 @@
 # The HTML report (`make report`: snakemake report_inputs, then --report). Snakemake's report
 # shows HTML results inline but CSV and Markdown only as downloads, so every table gets an
-# HTML view (title, rows, notes) in its paper's category; the figures are marked for the
-# report by the rules that draw them.
+# HTML view (title, rows, notes) in its paper's category, captioned from the table's
+# declaration (phenomt.plan.tables); the figures are marked for the report by the rules that
+# draw them.
 
 
 rule report_table_ldd:
     localrule: True
     input:
-        csv=f"{OUT}/tables/{{table}}.csv",
-        md=f"{OUT}/tables/{{table}}.md",
+        **PLAN.table_files("{table}"),
     output:
         report(
             f"{OUT}/report/ldd/{{table}}.html",
-            caption="../report/ldd_tables.rst",
+            caption="../report/tables.rst",
             category=PLAN.report.category("ldd"),
             subcategory="Tables",
             labels=lambda w: {"table": PLAN.report.table_label(w.table)},
@@ -20,6 +20,7 @@ rule report_table_ldd:
     wildcard_constraints:
         table="[^/]+",
     params:
+        caption=lambda w: PLAN.report.caption(w.table),
         scale=lambda w: PLAN.report.scale("ldd"),
     log:
         f"{OUT}/logs/report/{{table}}.log",
@@ -33,12 +34,13 @@ use rule report_table_ldd as report_table_nat with:
     output:
         report(
             f"{OUT}/report/nat/{{table}}.html",
-            caption="../report/nat_tables.rst",
+            caption="../report/tables.rst",
             category=PLAN.report.category("nat"),
             subcategory="Tables",
             labels=lambda w: {"table": PLAN.report.table_label(w.table)},
         ),
     params:
+        caption=lambda w: PLAN.report.caption(w.table),
         scale=lambda w: PLAN.report.scale("nat"),
 
 
@@ -46,12 +48,13 @@ use rule report_table_ldd as report_table_lexcons with:
     output:
         report(
             f"{OUT}/report/lexcons/{{table}}.html",
-            caption="../report/lexcons_tables.rst",
+            caption="../report/tables.rst",
             category=PLAN.report.category("lexcons"),
             subcategory="Tables",
             labels=lambda w: {"table": PLAN.report.table_label(w.table)},
         ),
     params:
+        caption=lambda w: PLAN.report.caption(w.table),
         scale=lambda w: PLAN.report.scale("lexcons"),
 
 
@@ -59,12 +62,13 @@ use rule report_table_ldd as report_table_systems with:
     output:
         report(
             f"{OUT}/report/systems/{{table}}.html",
-            caption="../report/systems_tables.rst",
+            caption="../report/tables.rst",
             category=PLAN.report.category("systems"),
             subcategory="Tables",
             labels=lambda w: {"table": PLAN.report.table_label(w.table)},
         ),
     params:
+        caption=lambda w: PLAN.report.caption(w.table),
         scale=lambda w: PLAN.report.scale("systems"),
 
 
@@ -72,12 +76,13 @@ use rule report_table_ldd as report_table_data with:
     output:
         report(
             f"{OUT}/report/data/{{table}}.html",
-            caption="../report/data_tables.rst",
+            caption="../report/tables.rst",
             category=PLAN.report.category("data"),
             subcategory="Tables",
             labels=lambda w: {"table": PLAN.report.table_label(w.table)},
         ),
     params:
+        caption=lambda w: PLAN.report.caption(w.table),
         scale=lambda w: PLAN.report.scale("data"),
 
 

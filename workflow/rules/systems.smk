@@ -87,8 +87,7 @@ rule table_systems_bleu:
     input:
         PLAN.systems.all_bleu(),
     output:
-        md=f"{OUT}/tables/systems_bleu.md",
-        csv=f"{OUT}/tables/systems_bleu.csv",
+        **PLAN.table_files("systems_bleu"),
     log:
         f"{OUT}/logs/tables/systems_bleu.log",
     conda:
@@ -104,8 +103,7 @@ rule table_systems_redundancy:
         records=PLAN.systems.all_redundancy(),
         comparisons=PLAN.systems.all_comparisons(),
     output:
-        md=f"{OUT}/tables/systems_redundancy.md",
-        csv=f"{OUT}/tables/systems_redundancy.csv",
+        **PLAN.table_files("systems_redundancy"),
     log:
         f"{OUT}/logs/tables/systems_redundancy.log",
     conda:
@@ -149,8 +147,7 @@ rule table_systems_ldd:
     input:
         lambda w: PLAN.systems.ldd_records(w.testset),
     output:
-        md=f"{OUT}/tables/systems_ldd_table{{num}}.{{testset}}.md",
-        csv=f"{OUT}/tables/systems_ldd_table{{num}}.{{testset}}.csv",
+        **PLAN.table_files("systems_ldd_table{num}.{testset}"),
     wildcard_constraints:
         num="[456]",
         testset="[^/]+",
@@ -301,8 +298,7 @@ rule table_systems_mqm:
     input:
         lambda w: PLAN.systems.mqm_json(w.mqmset),
     output:
-        md=f"{OUT}/tables/systems_mqm.{{mqmset}}.md",
-        csv=f"{OUT}/tables/systems_mqm.{{mqmset}}.csv",
+        **PLAN.table_files("systems_mqm.{mqmset}"),
     wildcard_constraints:
         mqmset="[^/]+",
     log:

@@ -6,8 +6,7 @@ rule table_corpus_stats:
     input:
         PLAN.data.all_stats(),
     output:
-        md=f"{OUT}/tables/corpus_stats.md",
-        csv=f"{OUT}/tables/corpus_stats.csv",
+        **PLAN.table_files("corpus_stats"),
     log:
         f"{OUT}/logs/tables/corpus_stats.log",
     conda:
@@ -22,8 +21,7 @@ rule table_bleu:
         scores=PLAN.models.all_bleu(),
         cards=PLAN.models.cards(),
     output:
-        md=f"{OUT}/tables/bleu.md",
-        csv=f"{OUT}/tables/bleu.csv",
+        **PLAN.table_files("bleu"),
     params:
         notes=PLAN.models.note_args(),
     log:
@@ -41,10 +39,10 @@ rule table_ldd_sizes:
         ids=PLAN.ldd.all_set_ids(),
         corpora=PLAN.ldd.corpus_sources(),
     output:
-        md2=f"{OUT}/tables/ldd_table2.md",
-        csv2=f"{OUT}/tables/ldd_table2.csv",
-        md3=f"{OUT}/tables/ldd_table3.md",
-        csv3=f"{OUT}/tables/ldd_table3.csv",
+        md2=PLAN.table("ldd_table2", "md"),
+        csv2=PLAN.table("ldd_table2", "csv"),
+        md3=PLAN.table("ldd_table3", "md"),
+        csv3=PLAN.table("ldd_table3", "csv"),
     params:
         reorder=PLAN.ldd.set_assignments("reorder", ".ids"),
         lexical=PLAN.ldd.set_assignments("lexical", ".ids"),
@@ -67,8 +65,7 @@ rule table_ldd_scores:
         scores=PLAN.ldd.all_scores(),
         cards=PLAN.ldd.scoring_cards(),
     output:
-        md=f"{OUT}/tables/ldd_table{{num}}.md",
-        csv=f"{OUT}/tables/ldd_table{{num}}.csv",
+        **PLAN.table_files("ldd_table{num}"),
     wildcard_constraints:
         num="[456]",
     params:
@@ -89,8 +86,7 @@ rule table_ldd_control:
         controls=PLAN.ldd.all_controls(),
         cards=PLAN.ldd.scoring_cards(),
     output:
-        md=f"{OUT}/tables/ldd_control.md",
-        csv=f"{OUT}/tables/ldd_control.csv",
+        **PLAN.table_files("ldd_control"),
     params:
         notes=PLAN.ldd.note_args(),
     log:
@@ -107,8 +103,7 @@ rule table_ldd_validation:
     input:
         PLAN.ldd.filled_sheet,
     output:
-        md=f"{OUT}/tables/ldd_validation.md",
-        csv=f"{OUT}/tables/ldd_validation.csv",
+        **PLAN.table_files("ldd_validation"),
     log:
         f"{OUT}/logs/tables/ldd_validation.log",
     conda:
@@ -122,7 +117,7 @@ rule table_ldd_validation:
 rule ldd_figure_distance:
     localrule: True
     input:
-        f"{OUT}/tables/ldd_table5.csv",
+        PLAN.table("ldd_table5", "csv"),
     output:
         png=report(
             PLAN.ldd.figure("distance", "png"),
@@ -145,7 +140,7 @@ rule ldd_figure_distance:
 rule ldd_figure_sets:
     localrule: True
     input:
-        f"{OUT}/tables/ldd_table4.csv",
+        PLAN.table("ldd_table4", "csv"),
     output:
         png=report(
             PLAN.ldd.figure("sets", "png"),

@@ -98,7 +98,7 @@ rule learning_curve:
     input:
         f"{OUT}/models/{{model}}/model.pt",
     output:
-        csv=f"{OUT}/tables/learning_curve.{{model}}.csv",
+        csv=PLAN.table("learning_curve.{model}", "csv"),
         png=f"{OUT}/figures/learning_curve.{{model}}.png",
         svg=f"{OUT}/figures/learning_curve.{{model}}.svg",
     params:
@@ -119,8 +119,7 @@ rule table_training:
     input:
         PLAN.training_files(),
     output:
-        md=f"{OUT}/tables/training.md",
-        csv=f"{OUT}/tables/training.csv",
+        **PLAN.table_files("training"),
     params:
         runs=lambda w: PLAN.training_args(),
     log:

@@ -34,6 +34,7 @@ from phenomt.plan.models import ModelPlan
 from phenomt.plan.nat import NatPlan
 from phenomt.plan.report import ReportPlan
 from phenomt.plan.systems import SystemsPlan, challenge_corpora
+from phenomt.plan.tables import table_file_list, table_files, table_path
 
 __all__ = ["PROJECT_ROOT", "SCHEMA", "Plan", "load_config", "validate_config"]
 
@@ -94,9 +95,17 @@ class Plan:
 
     def tables(self) -> list[str]:
         names = ["corpus_stats"] + (["bleu", "training"] if self.models.names else [])
-        base = [f"{self.out}/tables/{n}.{ext}" for n in names for ext in ("md", "csv")]
-        return [*base, *self.ldd.tables(), *self.locality.tables(), *self.nat.tables(),
-                *self.lexcons.tables(), *self.systems.tables()]
+        return [*table_file_list(self.out, names), *self.ldd.tables(), *self.locality.tables(),
+                *self.nat.tables(), *self.lexcons.tables(), *self.systems.tables()]
+
+    def table_files(self, stem: str) -> dict[str, str]:
+        """The files of a declared table (or a rule's pattern of them), by format: a rule's
+        ``output: **PLAN.table_files("bleu")``."""
+        return table_files(self.out, stem)
+
+    def table(self, stem: str, ext: str) -> str:
+        """One file of a declared table."""
+        return table_path(self.out, stem, ext)
 
     def figures(self) -> list[str]:
         """The figures drawn from the tables (those of ``lexcons`` are among its tables)."""

@@ -9,6 +9,7 @@ from phenomt.plan.args import note_args, shell_args
 from phenomt.plan.data import DataPlan
 from phenomt.plan.models import ModelPlan
 from phenomt.plan.section import SectionPlan
+from phenomt.plan.tables import table_file_list, table_path
 
 LEXICAL_BINS = ["all", "ge1", "ge2", "ge3", "eq0", "eq1", "eq2", "eq3", "eq4", "eq5"]
 BASELINE_SET = "baseline.all"
@@ -267,7 +268,7 @@ class LddPlan(SectionPlan):
                 for c in self.corpora for s in self.control_sets(d)]
 
     def reorder_grid_table(self, lcorpus: str, direction: str, ext: str) -> str:
-        return f"{self.out}/tables/ldd_reorder_grid.{lcorpus}.{direction}.{ext}"
+        return table_path(self.out, f"ldd_reorder_grid.{lcorpus}.{direction}", ext)
 
     @staticmethod
     def paper_set(lcorpus: str, direction: str) -> str:
@@ -285,10 +286,8 @@ class LddPlan(SectionPlan):
             names += ["ldd_table4", "ldd_table5", "ldd_table6", "ldd_control"]
         if self.filled_sheet:
             names.append("ldd_validation")
-        tables = [f"{self.out}/tables/{n}.{ext}" for n in names for ext in ("md", "csv")]
-        grids = [self.reorder_grid_table(c, d, ext) for c in self.corpora
-                 for d in self.directions for ext in ("md", "csv")]
-        return [*tables, *grids, self.validation_sheet()]
+        names += [f"ldd_reorder_grid.{c}.{d}" for c in self.corpora for d in self.directions]
+        return [*table_file_list(self.out, names), self.validation_sheet()]
 
     def figure(self, name: str, ext: str) -> str:
         """A figure drawn from the LDD tables: ``distance`` (Table 5) or ``sets`` (Table 4)."""

@@ -9,6 +9,7 @@ from phenomt.plan.args import note_args, shell_args
 from phenomt.plan.data import DataPlan
 from phenomt.plan.documents import REFERENCE, DocumentsPlan
 from phenomt.plan.section import SectionPlan
+from phenomt.plan.tables import table_file_list
 
 
 @dataclass(frozen=True)
@@ -61,8 +62,7 @@ class LexconsPlan(SectionPlan):
         return f"{self.dir()}/stats"
 
     def table_files(self) -> list[str]:
-        return [f"{self.out}/tables/lexcons_table{n}.{ext}" for n in (1, 2, 3)
-                for ext in ("md", "csv")]
+        return table_file_list(self.out, [f"lexcons_table{n}" for n in (1, 2, 3)])
 
     def figure(self, name: str, ext: str) -> str:
         """A figure of the reference calibration: ``figure3`` or ``distance``."""
@@ -121,8 +121,7 @@ class LexconsPlan(SectionPlan):
     def model_table_files(self) -> list[str]:
         if self.released_set() is None:
             return []
-        return [f"{self.out}/tables/lexcons_table{n}.{ext}" for n in (4, 5, 6)
-                for ext in ("md", "csv")]
+        return table_file_list(self.out, [f"lexcons_table{n}" for n in (4, 5, 6)])
 
     def model_table_inputs(self) -> list[str]:
         corpus = self.released_set()
@@ -149,7 +148,7 @@ class LexconsPlan(SectionPlan):
     def sets_table_files(self) -> list[str]:
         if not self.ltcr_sets():
             return []
-        return [f"{self.out}/tables/lexcons_sets.{ext}" for ext in ("md", "csv")]
+        return table_file_list(self.out, ["lexcons_sets"])
 
     def sets_table_inputs(self) -> list[str]:
         return [*(self.score_json(c, s) for c in self.ltcr_sets() for s in self.score_systems()),

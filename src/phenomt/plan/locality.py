@@ -9,6 +9,7 @@ from phenomt.core.nmt import USER_DIR
 from phenomt.plan.args import options_json, shell_args
 from phenomt.plan.models import ModelPlan
 from phenomt.plan.section import SectionPlan
+from phenomt.plan.tables import table_file_list
 
 
 def parse_run(run: str) -> dict[str, Any]:
@@ -118,7 +119,7 @@ class LocalityPlan(SectionPlan):
         if not self.runs():
             return []
         names = ["ldd_table1"] + (["ldd_locality_claims"] if self.models.resamples else [])
-        return [f"{self.out}/tables/{name}.{ext}" for name in names for ext in ("md", "csv")]
+        return table_file_list(self.out, names)
 
     def check(self) -> None:
         if self.section and self.model() not in self.models.names:

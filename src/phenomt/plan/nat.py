@@ -43,6 +43,7 @@ from phenomt.plan.args import note_args, options_json
 from phenomt.plan.data import DataPlan
 from phenomt.plan.models import ModelPlan
 from phenomt.plan.section import SectionPlan
+from phenomt.plan.tables import table_file_list
 
 #: Snakemake wildcard constraints built from the one list of NAT models.
 SYSTEM_PATTERN = f"({'|'.join(NAT_MODELS)})\\.({'|'.join(NAT_DATA)})"
@@ -373,7 +374,7 @@ class NatPlan(SectionPlan):
             names.append("nat_claims")
         if self.section["annotations"]:
             names.append("nat_agreement")
-        return [f"{self.out}/tables/{n}.{ext}" for n in names for ext in ("md", "csv")]
+        return table_file_list(self.out, names)
 
     def figure(self, name: str, ext: str) -> str:
         """A figure drawn from the NAT tables: ``redundancy`` (Table 10) or ``speedup``."""

@@ -1,6 +1,7 @@
-"""The HTML report (``make report``, Snakemake's ``--report``): which category of the report
-each table and figure belongs to, the HTML view of every table (Snakemake shows HTML inline
-but CSV only as a download), and the one-line scale of the run each caption states."""
+"""The HTML report (``make report``, Snakemake's ``--report``): the chapter, label and caption
+of every table (from its declaration, :mod:`phenomt.plan.tables`), the HTML view of every
+table (Snakemake shows HTML inline but CSV only as a download), and the one-line scale of the
+run each caption states."""
 
 from __future__ import annotations
 
@@ -8,38 +9,14 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
+from phenomt.plan.tables import CHAPTERS, spec
+
 if TYPE_CHECKING:
     from phenomt.plan import Plan
 
-#: Report categories, one per paper (and the data chapter), in the order of the README.
-CATEGORIES: dict[str, str] = {
-    "ldd": "Long-distance dependencies",
-    "nat": "Non-autoregressive redundancy",
-    "lexcons": "Lexical consistency",
-    "systems": "Given systems",
-    "data": "Data",
-}
-#: The paper's table (or section) each of our tables corresponds to, for the report's labels;
-#: a table of our own (model BLEU, decoding speed, given systems) has none.
-PAPER_TABLES: dict[str, str] = {
-    "corpus_stats": "thesis Tables 3.1, 3.2",
-    "ldd_table1": "Table 1", "ldd_table2": "Table 2", "ldd_table3": "Table 3",
-    "ldd_table4": "Table 4", "ldd_table5": "Table 5", "ldd_table6": "Table 6",
-    "ldd_control": "Section 4.3", "ldd_validation": "Section 3 (validation)",
-    "ldd_reorder_grid": "Section 3 (reordering)",
-    "ldd_locality_claims": "Table 1, Section 3.1 claims",
-    "nat_table5": "Table 5", "nat_table10": "Table 10", "nat_claims": "Sections 5-6 claims",
-    "nat_agreement": "Tables 4, 9",
-    "lexcons_table1": "Table 1", "lexcons_table2": "Table 2", "lexcons_table3": "Table 3",
-    "lexcons_table4": "Table 4", "lexcons_table5": "Table 5", "lexcons_table6": "Table 6",
-}
-
-
 def paper_of(name: str) -> str:
-    """The report category key of a table or figure: its name's prefix (``ldd_table4`` →
-    ``ldd``); the corpus statistics and model BLEU are the data chapter's."""
-    prefix = name.split("_", 1)[0]
-    return prefix if prefix in CATEGORIES and prefix != "data" else "data"
+    """The report chapter of a table: its declaration's (``ldd_table4`` → ``ldd``)."""
+    return spec(name).chapter
 
 
 @dataclass(frozen=True)
@@ -50,12 +27,17 @@ class ReportPlan:
 
     @staticmethod
     def category(paper: str) -> str:
-        return CATEGORIES[paper]
+        return CHAPTERS[paper]
 
     @staticmethod
     def paper_table(name: str) -> str:
         """The paper's table of ``name`` (``ldd_reorder_grid.news.de-en`` → Section 3)."""
-        return PAPER_TABLES.get(name.split(".", 1)[0]) or "—"
+        return spec(name).paper or "—"
+
+    @staticmethod
+    def caption(name: str) -> str:
+        """The report's caption of a table, from its declaration."""
+        return spec(name).caption_text()
 
     def table_label(self, name: str) -> str:
         """How the report lists a table: ``ldd_table4 (paper: Table 4)``. One label only:

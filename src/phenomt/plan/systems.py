@@ -13,6 +13,7 @@ from phenomt.plan.args import shell_args
 from phenomt.plan.data import DataPlan
 from phenomt.plan.ldd import LddPlan
 from phenomt.plan.section import SectionPlan
+from phenomt.plan.tables import table_file_list, table_path
 
 #: Distance bins of the lexical challenge sets scored for given systems (the paper's Table 5).
 LDD_BINS = ["all", "ge1", "ge2", "ge3"]
@@ -194,7 +195,7 @@ class SystemsPlan(SectionPlan):
                           f"({self.ldd.alignment} links)")])
 
     def ldd_table(self, testset: str, number: str, ext: str) -> str:
-        return f"{self.out}/tables/systems_ldd_table{number}.{testset}.{ext}"
+        return table_path(self.out, f"systems_ldd_table{number}.{testset}", ext)
 
     # --- MQM-annotated outputs ---------------------------------------------------------------
     def _mqm_sets(self) -> dict[str, dict[str, Any]]:
@@ -315,13 +316,12 @@ class SystemsPlan(SectionPlan):
         return f"{self.mqm_dir(name)}/mqm.json"
 
     def mqm_table(self, name: str, ext: str) -> str:
-        return f"{self.out}/tables/systems_mqm.{name}.{ext}"
+        return table_path(self.out, f"systems_mqm.{name}", ext)
 
     def tables(self) -> list[str]:
         if not self.testsets:
             return []
-        base = [f"{self.out}/tables/systems_{n}.{ext}" for n in ("bleu", "redundancy")
-                for ext in ("md", "csv")]
+        base = table_file_list(self.out, ["systems_bleu", "systems_redundancy"])
         ldd = [self.ldd_table(t, n, ext) for t in self.ldd_testsets for n in LDD_TABLES
                for ext in ("md", "csv")]
         mqm = [self.mqm_table(m, ext) for m in self.mqm_sets for ext in ("md", "csv")]
