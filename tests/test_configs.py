@@ -40,6 +40,15 @@ def test_every_mirrored_download_of_the_catalog_has_its_sha256(mirror: Path):
     assert _check_mirrored("catalog", read_catalog()["downloads"], mirror) > 50
 
 
+def test_every_download_of_the_catalog_states_its_licence():
+    downloads = read_catalog()["downloads"]
+    unstated = [name for name, spec in downloads.items() if not spec.get("licence")]
+    assert not unstated
+    # the mirror's README: Multi30k is for non-commercial research, TED talks are BY-NC-ND
+    assert "non-commercial" in downloads["multi30k.train.de"]["licence"]
+    assert "CC BY-NC-ND" in downloads["iwslt14.test.de"]["licence"]
+
+
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_a_configs_own_downloads_have_their_sha256(config: Path, mirror: Path):
     downloads = yaml.safe_load(config.read_text(encoding="utf-8")).get("downloads") or {}
