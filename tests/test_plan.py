@@ -193,3 +193,22 @@ def test_findings_config_trains_on_multi30k_with_validation_bleu():
         f"{plan.out}/figures/learning_curve.transformer.de-en.{ext}" for ext in ("png", "svg")]
     # the default config's models train without validation BLEU: no curve
     assert Plan(load_config(ROOT / "config" / "config.yaml")).models.learning_curves() == []
+
+
+def test_training_runs_are_every_training_with_its_rule_paths():
+    """The training table lists the models, NAT systems, locality runs and document models,
+    each with the model file and benchmark its training rule writes."""
+    import re
+
+    from tests.conftest import TINY_CONFIG
+
+    plan = Plan(load_config(TINY_CONFIG))
+    runs = {name: (model, bench) for name, model, bench in plan.training_runs()}
+    assert {"doc-transformer", "concat"} <= set(runs)
+    assert any(n.startswith("locality/") for n in runs) and any("/glat." in n for n in runs)
+    rules = "".join(p.read_text(encoding="utf-8")
+                    for p in (ROOT / "workflow" / "rules").glob("*.smk"))
+    for step in ("train", "nat_train", "locality_train"):
+        assert re.search(rf'benchmark:\s+PLAN\.benchmark\("{step}", ', rules), step
+    assert runs["concat"] == (plan.documents.checkpoint("concat"),
+                              plan.benchmark("train", "concat"))

@@ -128,7 +128,7 @@ rule doc_train:
     log:
         f"{OUT}/logs/train/{{docmodel}}.log",
     benchmark:
-        f"{OUT}/benchmarks/train/{{docmodel}}.tsv"
+        PLAN.benchmark("train", "{docmodel}")
     conda:
         ENV
     shell:

@@ -52,7 +52,7 @@ rule locality_train:
         data=lambda w: PLAN.locality.bin_dir(PLAN.locality.setting(w.run)),
         info=lambda w: f"{PLAN.locality.data_dir(PLAN.locality.setting(w.run))}/locality.json",
     output:
-        f"{OUT}/locality/models/{{run}}/model.pt",
+        PLAN.locality.trained("{run}"),
     params:
         options=lambda w: PLAN.locality.train_options_json(w.run),
         seed=lambda w: PLAN.locality.seed(w.run),
@@ -64,7 +64,7 @@ rule locality_train:
     log:
         f"{OUT}/logs/locality_train/{{run}}.log",
     benchmark:
-        f"{OUT}/benchmarks/locality_train/{{run}}.tsv"
+        PLAN.benchmark("locality_train", "{run}")
     conda:
         ENV
     shell:
@@ -76,7 +76,7 @@ rule locality_train:
 rule locality_generate:
     input:
         data=lambda w: PLAN.locality.bin_dir(PLAN.locality.setting(w.run)),
-        model=f"{OUT}/locality/models/{{run}}/model.pt",
+        model=PLAN.locality.trained("{run}"),
         source=lambda w: f"{PLAN.locality.data_dir(PLAN.locality.setting(w.run))}/test.src",
     output:
         f"{OUT}/locality/hyp/{{run}}.txt",

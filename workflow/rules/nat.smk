@@ -75,7 +75,7 @@ rule nat_train:
     log:
         f"{OUT}/logs/nat_train/{{teacher}}.{{natsys}}.log",
     benchmark:
-        f"{OUT}/benchmarks/nat_train/{{teacher}}.{{natsys}}.tsv"
+        PLAN.benchmark("nat_train", "{teacher}.{natsys}")
     conda:
         ENV
     shell:

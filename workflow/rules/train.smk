@@ -65,7 +65,7 @@ rule train:
     log:
         f"{OUT}/logs/train/{{model}}.log",
     benchmark:
-        f"{OUT}/benchmarks/train/{{model}}.tsv"
+        PLAN.benchmark("train", "{model}")
     conda:
         ENV
     shell:

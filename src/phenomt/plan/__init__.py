@@ -75,16 +75,22 @@ class Plan:
         self.lexcons.check()
         self.systems.check()
 
+    def benchmark(self, step: str, key: str) -> str:
+        """The benchmark file of one job of a step: what a training rule's ``benchmark:``
+        names and the training table reads (``key`` may be a wildcard pattern)."""
+        return f"{self.out}/benchmarks/{step}/{key}.tsv"
+
     def training_runs(self) -> list[tuple[str, str, str]]:
         """(name, model, benchmark) of every training the run makes: the models, the NAT
-        systems and the locality runs (the rules' benchmark paths)."""
-        out = self.out
-        runs = [(m, self.models.checkpoint(m), f"{out}/benchmarks/train/{m}.tsv")
+        systems, the locality runs and the document-level models."""
+        runs = [(m, self.models.checkpoint(m), self.benchmark("train", m))
                 for m in self.models.names]
-        runs += [(f"{t}/{s}", self.nat.trained(t, s), f"{out}/benchmarks/nat_train/{t}.{s}.tsv")
+        runs += [(f"{t}/{s}", self.nat.trained(t, s), self.benchmark("nat_train", f"{t}.{s}"))
                  for t in self.nat.teachers for s in self.nat.systems()]
-        runs += [(f"locality/{r}", f"{out}/locality/models/{r}/model.pt",
-                  f"{out}/benchmarks/locality_train/{r}.tsv") for r in self.locality.runs()]
+        runs += [(f"locality/{r}", self.locality.trained(r), self.benchmark("locality_train", r))
+                 for r in self.locality.runs()]
+        runs += [(d, self.documents.checkpoint(d), self.benchmark("train", d))
+                 for d in (self.documents.docmodels() if self.documents.enabled else [])]
         return runs
 
     def training_files(self) -> list[str]:

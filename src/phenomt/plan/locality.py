@@ -49,6 +49,10 @@ class LocalityPlan(SectionPlan):
         return [f"{r['setting']}.{r['pos_emb']}.{r['arch']}.s{s}"
                 for r in self.section["runs"] for s in self.section["seeds"]]
 
+    def trained(self, run: str) -> str:
+        """The trained model of one run (``run`` may be the rules' wildcard)."""
+        return f"{self.out}/locality/models/{run}/model.pt"
+
     @staticmethod
     def setting(run: str) -> str:
         return parse_run(run)["setting"]
