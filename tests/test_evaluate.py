@@ -60,3 +60,142 @@ def test_evaluate_scores_a_new_system_beside_the_configured_ones(tmp_path, mirro
     assert {"mine", "VolcTrans-AT", "VolcTrans-GLAT"} <= set(rows)
     bleu = next(c for c in rows["mine"] if c.startswith("BLEU"))
     assert rows["mine"][bleu] == rows["VolcTrans-AT"][bleu]
+
+
+# --------------------------------------------------------------------------- phenomt evaluate
+
+def _request(tmp_path, **changes):
+    from phenomt.evaluate import Request
+
+    src, ref, hyp = (tmp_path / n for n in ("t.de", "t.en", "h.en"))
+    for path in (src, ref, hyp):
+        path.write_text("ein Satz\nnoch einer\n" if path == src else "a line\nanother\n",
+                        encoding="utf-8")
+    base = dict(src=src, ref=ref, src_lang="de", tgt_lang="en", hyps=(("mine", hyp),),
+                name="t.de-en", baseline="mine", ldd=True, align_extra=(), metrics=("bleu",),
+                samples=100, mirror=None)
+    return Request(**{**base, **changes})
+
+
+def test_langs_and_test_set_name():
+    import argparse
+
+    from phenomt.evaluate import parse_langs, testset_name
+
+    assert parse_langs("de-en") == ("de", "en")
+    for bad in ("de", "de-de", "DE-en", "de_en"):
+        with pytest.raises(argparse.ArgumentTypeError, match="SRC-TGT"):
+            parse_langs(bad)
+    assert testset_name(Path("/x/newstest2017.de"), "en", "de") == "newstest2017.en-de"
+    assert testset_name(Path("my test!.txt"), "de", "en") == "my_test.de-en"
+
+
+def test_inputs_are_checked_with_file_and_line(tmp_path):
+    from phenomt.evaluate import check_inputs
+
+    request = _request(tmp_path)
+    assert check_inputs(request.src, request.ref, request.hyps) == 2
+    short = tmp_path / "short.en"
+    short.write_text("one\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"short.en.*has 1 lines but .*t.en has 2"):
+        check_inputs(request.src, request.ref, (("s", short),))
+    blank = tmp_path / "blank.de"
+    blank.write_text("ein Satz\n \n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"blank.de:2: empty line"):
+        check_inputs(blank, request.ref, request.hyps)
+    crlf = tmp_path / "crlf.en"
+    crlf.write_bytes(b"a\r\nb\r\n")
+    with pytest.raises(InputError, match=r"crlf.en:1: carriage return"):
+        check_inputs(request.src, request.ref, (("c", crlf),))
+    with pytest.raises(InputError, match="given twice: mine"):
+        check_inputs(request.src, request.ref, request.hyps * 2)
+    with pytest.raises(InputError, match="no such file"):
+        check_inputs(tmp_path / "nope.de", request.ref, request.hyps)
+
+
+def test_generated_config_is_a_valid_plan_of_the_test_set(tmp_path):
+    from phenomt.evaluate import evaluate_config, load_config_dict
+    from phenomt.plan import Plan
+
+    second = tmp_path / "other.en"
+    second.write_text("x\ny\n", encoding="utf-8")
+    request = _request(tmp_path)
+    request = type(request)(**{**request.__dict__,
+                               "hyps": (*request.hyps, ("other", second))})
+    config = evaluate_config(request)
+    plan = Plan(load_config_dict(config))
+    plan.check()
+    assert plan.systems.testsets == ["t.de-en"]
+    assert plan.systems.systems("t.de-en") == ["mine", "other"]
+    assert plan.systems.comparisons("t.de-en") == [("other", "mine")]
+    assert plan.systems.ldd_testsets == ["t.de-en"]
+    # the test set's files are linked from where they are, whatever the mirror
+    assert config["downloads"]["t.de-en.de"] == {"url": None, "mirror": str(request.src)}
+    assert config["ldd"]["udpipe"] == {"de": "udpipe.german-gsd-2.5"}  # no mirror given
+    no_ldd = evaluate_config(type(request)(**{**request.__dict__, "ldd": False}))
+    assert "ldd" not in no_ldd and not Plan(load_config_dict(no_ldd)).systems.ldd_testsets
+
+
+def test_a_rerun_keeps_earlier_systems_and_refuses_another_test_set(tmp_path):
+    import yaml
+
+    from phenomt.evaluate import CONFIG, evaluate_config, merged_hyps
+
+    first = _request(tmp_path)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / CONFIG).write_text(yaml.safe_dump(evaluate_config(first)),
+                                           encoding="utf-8")
+    new = tmp_path / "new.en"
+    new.write_text("a\nb\n", encoding="utf-8")
+    added = merged_hyps(tmp_path / "out", _request(tmp_path, hyps=(("new", new),),
+                                                   baseline="new"), baseline_given=False)
+    assert [n for n, _ in added.hyps] == ["mine", "new"] and added.baseline == "mine"
+    with pytest.raises(InputError, match="'mine' was .*h.en"):
+        merged_hyps(tmp_path / "out", _request(tmp_path, hyps=(("mine", new),)), False)
+    with pytest.raises(InputError, match="another test set"):
+        merged_hyps(tmp_path / "out", _request(tmp_path, ref=new), False)
+
+
+def _evaluate(tmp_path, mirror, *hyps: str) -> subprocess.CompletedProcess:
+    """`phenomt evaluate` on newstest2021 de-en from the mirror, run from tmp_path with a PATH
+    that does not hold the virtualenv."""
+    data = mirror / "sysout" / "newstest2021.de-en"
+    env = dict(os.environ, PATH="/usr/bin:/bin", PHENOMT_MIRROR=str(mirror))
+    return subprocess.run(
+        [str(Path(sys.executable).with_name("phenomt")), "evaluate",
+         "--src", str(data / "_testset" / "newstest2021.de"),
+         "--ref", str(data / "_testset" / "newstest2021.en"), "--langs", "de-en",
+         *[a for h in hyps for a in ("--hyp", f"{h}={data / h}.en")],
+         "--samples", "200", "--outdir", "eval", "--cores", "2"],
+        cwd=tmp_path, capture_output=True, text=True, env=env, timeout=1800)
+
+
+@pytest.mark.integration
+def test_evaluate_any_test_set_outside_the_checkout_without_the_venv_on_path(tmp_path, mirror):
+    result = _evaluate(tmp_path, mirror, "VolcTrans-AT", "VolcTrans-GLAT")
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = tmp_path / "eval"
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("newstest2021.de-en: 1000 lines, baseline VolcTrans-AT")
+    summary = {line.split(":")[0].strip(): line for line in lines[1:3]}
+    assert set(summary) == {"VolcTrans-AT", "VolcTrans-GLAT"}
+    for line in summary.values():
+        assert "BLEU" in line and "chrF" in line and "CRR+DRR" in line
+        assert "worst challenge set" in line
+    tables = out / "results" / "tables"
+    for name in ("systems_bleu", "systems_redundancy", "systems_ldd_table4.newstest2021.de-en"):
+        assert (tables / f"{name}.md").is_file() and f"{tables / name}.md" in result.stdout
+    assert (out / "report.html").stat().st_size > 100_000
+    with open(tables / "systems_redundancy.csv", newline="", encoding="utf-8") as handle:
+        glat = next(r for r in csv.DictReader(handle) if r["system"] == "VolcTrans-GLAT")
+    assert glat["paired test"].startswith("vs VolcTrans-AT: ΔCRR")
+
+    # one more system: only its own jobs (and the tables) run
+    again = _evaluate(tmp_path, mirror, "Online-B")
+    assert again.returncode == 0, again.stderr[-3000:]
+    ran = [line.split()[-1].rstrip(":") for line in again.stderr.splitlines()
+           if line.startswith(("rule ", "localrule "))]
+    assert ran.count("systems_score") == 1 and ran.count("systems_redundancy") == 1
+    assert ran.count("systems_ldd_score") == 1
+    assert not {"align_train", "parse", "ldd_extract_lexical"} & set(ran)
+    assert "Online-B:" in again.stdout and "VolcTrans-GLAT:" in again.stdout

@@ -45,6 +45,17 @@ def test_fetch_links_mirror_file_and_checks_sha(tmp_path):
         fetch(tmp_path / "b", None, "0" * 64, "wmt/a.de", mirror)
 
 
+def test_an_absolute_mirror_path_is_a_local_file_with_or_without_a_mirror(tmp_path):
+    mine = tmp_path / "mine.de"
+    mine.write_bytes(b"Hallo\n")
+    for mirror in (None, tmp_path / "elsewhere"):
+        dest = tmp_path / "dl" / f"{mirror is None}.de"
+        assert fetch(dest, None, None, str(mine), mirror) == "mirror"
+        assert dest.is_symlink() and dest.read_bytes() == b"Hallo\n"
+    with pytest.raises(InputError, match="not in the mirror"):
+        fetch(tmp_path / "x", None, None, str(tmp_path / "absent.de"), None)
+
+
 def test_fetch_without_mirror_or_url_fails_clearly(tmp_path):
     with pytest.raises(InputError, match="not in the mirror and no upstream URL"):
         fetch(tmp_path / "x", None, None, "missing/file", tmp_path)
@@ -155,7 +166,7 @@ def test_bad_manifest_lines_name_file_and_line(tmp_path, line, message):
 
 
 def test_the_lexcons_manifest_lists_the_released_files():
-    rows = read_manifest(ROOT / "config" / "manifests" / "lexcons.tsv")
+    rows = read_manifest(ROOT / "src" / "phenomt" / "plan" / "manifests" / "lexcons.tsv")
     assert len(rows) == 931
     assert sum(1 for _, path, _ in rows if path.startswith("zh2en_token/")) == 310
 

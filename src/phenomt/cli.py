@@ -38,6 +38,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "lexcons": ("phenomt.lexcons.chains", "phenomt.lexcons.stats", "phenomt.lexcons.sheet",
                 "phenomt.lexcons.convert", "phenomt.lexcons.figures", "phenomt.lexcons.results"),
     "systems": ("phenomt.systems.cli", "phenomt.evaluate"),
+    "evaluate": ("phenomt.evaluate",),
     "table": ("phenomt.core.tables", "phenomt.ldd.cli", "phenomt.ldd.locality",
               "phenomt.ldd.locality_claims", "phenomt.nat.tables", "phenomt.nat.claims",
               "phenomt.systems.cli", "phenomt.plan.tables"),

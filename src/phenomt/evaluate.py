@@ -1,26 +1,41 @@
-"""``phenomt systems evaluate``: score your own outputs on a configured test set without
-writing YAML.
+"""Score your own system outputs without writing YAML.
 
-    phenomt systems evaluate --testset newstest2017.en-de --hyp my.de [--hyp other.de]
+``phenomt evaluate`` takes any test set (source and reference files) and one or more
+hypothesis files, writes a config for them into its output folder and runs the workflow's own
+system-scoring rules on it (one code path with the pipeline), only the jobs needed:
 
-adds each file as a system of that test set (named after the file unless given as
-``NAME=FILE``), runs the workflow's system-scoring rules on it beside the configured systems,
-and prints where the tables are. It sits beside the CLI, above the plan: it reads the config
-as the workflow does and starts Snakemake.
+    phenomt evaluate --src test.de --ref test.en --langs de-en \
+        --hyp mine=out1.en [--hyp base=out2.en ...] [--outdir DIR] [--cores N]
+
+``phenomt systems evaluate --testset NAME --hyp FILE`` adds files to a test set a config
+already names, beside its configured systems. Both sit beside the CLI, above the plan: they
+read configs as the workflow does and start Snakemake with the running interpreter's tools.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import yaml
 
+from phenomt.core.cliargs import positive_int
+from phenomt.core.fetch import find_mirror
 from phenomt.core.io import InputError, atomic_write
+from phenomt.core.metrics import base as metrics
+from phenomt.core.tables import load_json
 from phenomt.plan import PROJECT_ROOT, Plan, load_config
+from phenomt.plan.config import read_catalog
+from phenomt.systems.challenge import MIN_INTERVAL_SENTENCES
+from phenomt.systems.outputs import check_line_count, empty_lines, read_text
+from phenomt.systems.scores import METRIC_KEYS, sacrebleu_keys
 
 
 def parse_hyp(text: str) -> tuple[str, Path]:
@@ -76,11 +91,270 @@ def load_config_dict(config: dict) -> dict:
     from copy import deepcopy
 
     from phenomt.plan import validate_config
+    from phenomt.plan.config import resolve_catalog
 
-    return validate_config(deepcopy(config))
+    return validate_config(resolve_catalog(deepcopy(config)))
+
+
+# --------------------------------------------------------------------------- phenomt evaluate
+
+#: UDPipe models by source language: the mirror's (when it holds the file), else the official.
+UDPIPE = {"de": ("udpipe.german-mirror", "udpipe.german-gsd-2.5"),
+          "en": ("udpipe.english-mirror", "udpipe.english-ewt-2.5")}
+#: Where the run's files go inside the output folder, and its generated config.
+RESULTS, CONFIG = "results", "config.yaml"
+_NAME = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+@dataclass(frozen=True)
+class Request:
+    """What ``phenomt evaluate`` was asked: the test set, the systems and the settings."""
+
+    src: Path
+    ref: Path
+    src_lang: str
+    tgt_lang: str
+    hyps: tuple[tuple[str, Path], ...]
+    name: str
+    baseline: str
+    ldd: bool
+    align_extra: tuple[str, ...]
+    metrics: tuple[str, ...]
+    samples: int
+    mirror: str | None
+
+
+def parse_langs(text: str) -> tuple[str, str]:
+    """``de-en`` → (``de``, ``en``)."""
+    src, sep, tgt = text.partition("-")
+    if not sep or not re.fullmatch(r"[a-z]{2,3}", src) or not re.fullmatch(r"[a-z]{2,3}", tgt) \
+            or src == tgt:
+        raise argparse.ArgumentTypeError(f"expected two language codes as SRC-TGT, e.g. de-en; "
+                                         f"got {text!r}")
+    return src, tgt
+
+
+def testset_name(ref: Path, src: str, tgt: str) -> str:
+    """The test set's name from its reference file: ``newstest.en`` → ``newstest.de-en``."""
+    stem = _NAME.sub("_", ref.name.split(".")[0]).strip("_") or "testset"
+    return f"{stem}.{src}-{tgt}"
+
+
+def check_inputs(src: Path, ref: Path, hyps: Sequence[tuple[str, Path]]) -> int:
+    """The test set's line count after checking every file: UTF-8, LF endings, no empty source
+    or reference line, every file as long as the reference, distinct system names. Errors
+    name the file and the line."""
+    for path in (src, ref, *(p for _, p in hyps)):
+        if not path.is_file():
+            raise InputError(path, "no such file")
+    references = read_text(ref)
+    sources = read_text(src)
+    check_line_count(src, len(sources), len(references), ref)
+    for path, lines in ((src, sources), (ref, references)):
+        empty = empty_lines(lines)
+        if empty:
+            raise InputError(path, "empty line: every source and reference line needs text",
+                             empty[0])
+    names = [name for name, _ in hyps]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise InputError("--hyp", f"system name(s) given twice: {', '.join(twice)}")
+    for _, path in hyps:
+        check_line_count(path, len(read_text(path)), len(references), ref)
+    return len(references)
+
+
+def _udpipe(lang: str, mirror: str | None) -> str | None:
+    if lang not in UDPIPE:
+        return None
+    mirrored, official = UDPIPE[lang]
+    spec = read_catalog()["downloads"][mirrored]
+    return mirrored if mirror and (Path(mirror) / spec["mirror"]).is_file() else official
+
+
+def evaluate_config(request: Request) -> dict[str, Any]:
+    """The config of one ``phenomt evaluate`` run: the test set as a corpus of local files,
+    the systems as its outputs, the LDD section when its challenge sets are asked for."""
+    s, t, name = request.src_lang, request.tgt_lang, request.name
+    outputs = {system: {"path": str(path), "origin": f"your file {path}"}
+               for system, path in request.hyps}
+    config: dict[str, Any] = {
+        "outdir": RESULTS, "resources_dir": "resources", "mirror": request.mirror, "seed": 1,
+        "corpora": {name: {"label": f"{name} (your test set)", "langs": [s, t], "split": "test",
+                           "format": "plain",
+                           "files": {s: {"download": f"{name}.{s}"},
+                                     t: {"download": f"{name}.{t}"}}}},
+        "downloads": {f"{name}.{s}": {"url": None, "mirror": str(request.src)},
+                      f"{name}.{t}": {"url": None, "mirror": str(request.ref)}},
+        "systems": {"samples": request.samples, "seed": 1, "metrics": list(request.metrics),
+                    "testsets": {name: {
+                        "corpus": name, "src": s, "tgt": t, "baseline": request.baseline,
+                        "ldd": request.ldd,
+                        "compare": [[system, request.baseline] for system in outputs
+                                    if system != request.baseline],
+                        "outputs": outputs}}},
+    }
+    if request.ldd:
+        config["ldd"] = {"corpora": {}, "directions": {f"{s}-{t}": {"models": []}},
+                         "udpipe": {s: _udpipe(s, request.mirror)},
+                         "align": {"extra": list(request.align_extra)}}
+    return config
+
+
+def merged_hyps(outdir: Path, request: Request, baseline_given: bool) -> Request:
+    """``request`` with the systems an earlier run in ``outdir`` scored on the same test set
+    first, and its baseline unless one is given, so that adding a system runs only that
+    system's jobs; a different test set is refused."""
+    previous = outdir / CONFIG
+    if not previous.is_file():
+        return request
+    config = load_config(previous, validate=False)
+    downloads = config.get("downloads") or {}
+    same = [downloads.get(f"{request.name}.{lang}", {}).get("mirror") for lang in
+            (request.src_lang, request.tgt_lang)] == [str(request.src), str(request.ref)]
+    if not same:
+        raise InputError(outdir, "holds the evaluation of another test set: give another "
+                                 "--outdir")
+    testset = config["systems"]["testsets"][request.name]
+    hyps = {system: Path(spec["path"]) for system, spec in testset["outputs"].items()}
+    for system, path in request.hyps:
+        if system in hyps and hyps[system] != path:
+            raise InputError("--hyp", f"{system!r} was {hyps[system]} in the earlier run in "
+                                      f"{outdir}: give the new file another name")
+        hyps[system] = path
+    baseline = request.baseline if baseline_given else testset["baseline"]
+    return replace(request, hyps=tuple(hyps.items()), baseline=baseline)
+
+
+def _snakemake(*args: str) -> list[str]:
+    return [str(Path(sys.executable).with_name("snakemake")), "--snakefile",
+            str(PROJECT_ROOT / "workflow" / "Snakefile"), *args]
+
+
+def summary_lines(plan: Plan, testset: str, root: Path) -> list[str]:
+    """One line per system: each metric with its interval, CRR+DRR and the worst challenge
+    set (largest BLEU drop against the full test set); the run's files are under ``root``."""
+    lines = []
+    for system in plan.systems.systems(testset):
+        scored = load_json(root / plan.systems.bleu_json(testset, system))
+        main = scored["subsets"][scored["main"]]
+        parts = [f"{metrics.METRICS[k].label} {main[k]['score']:.2f} "
+                 f"[{main[k]['ci_low']:.2f}, {main[k]['ci_high']:.2f}]"
+                 for k in scored["metrics"]]
+        redundancy = load_json(root / plan.systems.redundancy_json(testset, system))
+        red = redundancy["subsets"][redundancy["main"]]
+        if red["redundancy"] is not None:
+            low, high = red["redundancy_ci"]
+            parts.append(f"CRR+DRR {100 * red['redundancy']:.2f}% "
+                         f"[{100 * low:.2f}, {100 * high:.2f}]")
+        if testset in plan.systems.ldd_testsets:
+            parts.append(_worst_set(load_json(root / plan.systems.ldd_json(testset, system))))
+        lines.append(f"{system}: " + ", ".join(parts))
+    return lines
+
+
+def _worst_set(record: dict[str, Any]) -> str:
+    """The challenge set with the largest BLEU drop against the full test set, among those
+    large enough for an interval; whether its whole interval lies below."""
+    drops = {name: entry for name, entry in record["sets"].items()
+             if entry["difference"] is not None and entry["below"] is not None}
+    if not drops:
+        return f"no challenge set of {MIN_INTERVAL_SENTENCES}+ sentences"
+    name = min(drops, key=lambda n: drops[n]["difference"])
+    entry = drops[name]
+    below = "interval below the full set" if entry["below"] else "within noise"
+    return (f"worst challenge set {name} ({entry['difference']:+.2f} BLEU, "
+            f"{entry['sentences']} sentences, {below})")
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    src_lang, tgt_lang = args.langs
+    hyps = tuple(args.hyp)
+    names = [n for n, _ in hyps]
+    outdir = Path(args.outdir).resolve()
+    mirror = find_mirror(str(Path(args.mirror).resolve()) if args.mirror else None,
+                         PROJECT_ROOT)
+    request = Request(
+        src=Path(args.src).resolve(), ref=Path(args.ref).resolve(), src_lang=src_lang,
+        tgt_lang=tgt_lang, hyps=hyps,
+        name=args.name or testset_name(Path(args.ref), src_lang, tgt_lang),
+        baseline=args.baseline or names[0],
+        ldd=not args.no_ldd and src_lang in UDPIPE and tgt_lang in UDPIPE,
+        align_extra=tuple(args.align_extra), metrics=tuple(args.metrics),
+        samples=args.samples, mirror=str(mirror) if mirror else None)
+    request = merged_hyps(outdir, request, args.baseline is not None)
+    if request.baseline not in dict(request.hyps):
+        raise InputError("--baseline", f"{request.baseline!r} is none of the systems")
+    lines = check_inputs(request.src, request.ref, request.hyps)
+    config = evaluate_config(request)
+    plan = Plan(load_config_dict(config))
+    try:
+        plan.check()
+    except ValueError as err:
+        raise InputError(outdir / CONFIG, f"the generated config is refused: {err}") from None
+    with atomic_write(outdir / CONFIG) as handle:
+        handle.write(f"# Written by phenomt evaluate ({len(request.hyps)} systems on "
+                     f"{lines} lines); rerun the command to add systems.\n")
+        yaml.safe_dump(config, handle, sort_keys=False, allow_unicode=True)
+    targets = plan.systems.tables()
+    common = ["--configfile", str(outdir / CONFIG), "--directory", str(outdir)]
+    steps = [_snakemake(*common, "--cores", str(args.cores), "report_inputs")]
+    if args.report:
+        steps.append(_snakemake(*common, "report_inputs", "--report",
+                                str(outdir / "report.html")))
+    for cmd in steps:
+        print("running:", " ".join(cmd), file=sys.stderr)
+        result = subprocess.run(cmd, check=False, env=_child_env())
+        if result.returncode != 0:
+            return result.returncode
+    print(f"{request.name}: {lines} lines, baseline {request.baseline}"
+          + ("" if request.ldd else "; no LDD challenge sets (UDPipe models exist for "
+                                    f"{', '.join(UDPIPE)} only)"))
+    for line in summary_lines(plan, request.name, outdir):
+        print(f"  {line}")
+    print("tables:")
+    for target in targets:
+        if target.endswith(".md"):
+            print(f"  {outdir / target}")
+    if args.report:
+        print(f"report: {outdir / 'report.html'}")
+    return 0
+
+
+def _child_env() -> dict[str, str]:
+    # fairseq/torch are not used here, but rules may start Python tools that read these.
+    return dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
 
 
 def register_cli(tree) -> None:
+    p = tree.add("evaluate", "Score your own system outputs on any test set: every metric "
+                 "that applies, with intervals, paired tests, tables and a report", _evaluate)
+    p.add_argument("--src", required=True, help="source sentences, one a line")
+    p.add_argument("--ref", required=True, help="reference translations, one a line")
+    p.add_argument("--langs", required=True, type=parse_langs, metavar="SRC-TGT")
+    p.add_argument("--hyp", required=True, action="append", type=parse_hyp,
+                   metavar="[NAME=]FILE", help="a system's output (repeatable)")
+    p.add_argument("--baseline", help="the system the others are tested against "
+                                      "(default: the first --hyp)")
+    p.add_argument("--name", help="the test set's name (default: from the reference file)")
+    p.add_argument("--outdir", default="phenomt-evaluation",
+                   help="where the config, results and report go (default: %(default)s)")
+    p.add_argument("--metrics", nargs="+", default=list(METRIC_KEYS),
+                   choices=sacrebleu_keys(), metavar="METRIC",
+                   help=f"sacreBLEU metrics ({', '.join(sacrebleu_keys())}; default: "
+                        f"{' '.join(METRIC_KEYS)})")
+    p.add_argument("--samples", type=positive_int, default=1000,
+                   help="bootstrap samples of every interval and paired test")
+    p.add_argument("--no-ldd", action="store_true",
+                   help="skip the long-distance-dependency challenge sets")
+    p.add_argument("--align-extra", nargs="+", default=[], metavar="CORPUS",
+                   help="catalogued corpora the aligner trains on beside the test set")
+    p.add_argument("--mirror", help="the data mirror (default: $PHENOMT_MIRROR or "
+                                    "../shared/data of the checkout)")
+    p.add_argument("--no-report", dest="report", action="store_false",
+                   help="skip the HTML report (report.html in the outdir)")
+    p.add_argument("--cores", type=positive_int, default=2)
+
     p = tree.add("systems evaluate", "Score your own system outputs on a configured test set",
                  _run)
     p.add_argument("--testset", required=True, help="a test set under systems.testsets")

@@ -60,12 +60,15 @@ def fetch(dest: str | os.PathLike[str], url: str | None, sha256: str | None = No
     """Make ``dest`` hold the file: a symlink into the mirror, or a verified download.
 
     Returns ``"mirror"`` or ``"download"``. Mirror files are linked, never copied, so the
-    project tree never holds a copy of mirrored data.
+    project tree never holds a copy of mirrored data. An absolute ``mirror_path`` names a local
+    file, linked the same way whatever the mirror.
     """
     target = Path(dest)
     target.parent.mkdir(parents=True, exist_ok=True)
-    if mirror is not None and mirror_path:
-        source = mirror / mirror_path
+    # An absolute mirror path is a local file of the user's (phenomt evaluate's test sets).
+    local = mirror_path is not None and Path(mirror_path).is_absolute()
+    if local or (mirror is not None and mirror_path):
+        source = Path(mirror_path) if local else mirror / mirror_path
         if source.is_file():
             verify(source, sha256)
             tmp = target.with_name(f".{target.name}.link")

@@ -118,8 +118,10 @@ class LddPlan(SectionPlan):
 
     # --- alignment and parsing --------------------------------------------------------------
     def align_corpora(self) -> list[str]:
-        """Corpora the aligner is trained on: the LDD corpora, then the extras."""
-        names = [self.corpus_name(c) for c in self.corpora]
+        """Corpora the aligner is trained on: every corpus it aligns (the LDD corpora, then
+        the given systems' test sets, as an unsupervised aligner is trained on what it
+        aligns), then the extras."""
+        names = [self.corpus_name(c) for c in [*self.corpora, *self.extra_corpora]]
         return list(dict.fromkeys([*names, *self.section["align"]["extra"]]))
 
     def align_sides(self, direction: str, side: str) -> list[str]:
