@@ -37,7 +37,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "nat": ("phenomt.nat.tables", "phenomt.nat.figures"),
     "lexcons": ("phenomt.lexcons.chains", "phenomt.lexcons.stats", "phenomt.lexcons.sheet",
                 "phenomt.lexcons.convert", "phenomt.lexcons.figures", "phenomt.lexcons.results"),
-    "systems": ("phenomt.systems.cli", "phenomt.evaluate"),
+    "systems": ("phenomt.systems.cli", "phenomt.systems.figures", "phenomt.evaluate"),
     "evaluate": ("phenomt.evaluate",),
     "table": ("phenomt.core.tables", "phenomt.ldd.cli", "phenomt.ldd.locality",
               "phenomt.ldd.locality_claims", "phenomt.nat.tables", "phenomt.nat.claims",

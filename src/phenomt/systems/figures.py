@@ -1,0 +1,162 @@
+"""Figures of given system outputs, the findings a reader looks at first:
+
+- ``phenomt systems figure-redundancy``: CRR + DRR of every system with its 95% interval, one
+  panel per test set, non-autoregressive systems marked (from the ``systems_redundancy``
+  table);
+- ``phenomt systems figure-mqm``: MQM error rates against each metric, one panel per metric and
+  error category, with Spearman's ρ and the number of systems (from a ``systems mqm``
+  record).
+
+The challenge sets of a test set are drawn by ``phenomt ldd figure-sets`` from its
+``systems_ldd_table4`` table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from phenomt.core.figures import (
+    close_figure,
+    parse_score,
+    pyplot,
+    read_table,
+    require_columns,
+    save_figure,
+)
+from phenomt.core.io import InputError
+from phenomt.core.tables import load_json
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+REDUNDANCY_COLUMN = "CRR+DRR % [95% CI]"
+#: Bar colour by the kind of system the catalogue or config states.
+KIND_COLOURS = {"non-autoregressive": "C3", "autoregressive": "C0"}
+OTHER_COLOUR = "0.55"
+
+
+def _main_rows(rows: Sequence[Mapping[str, str]]) -> list[Mapping[str, str]]:
+    """One row per (test set, system): its first, the main subset (the table lists it
+    first)."""
+    seen: set[tuple[str, str]] = set()
+    kept = []
+    for row in rows:
+        key = (row["test set"], row["system"])
+        if key not in seen:
+            seen.add(key)
+            kept.append(row)
+    return kept
+
+
+def draw_redundancy(rows: Sequence[Mapping[str, str]], path: str | os.PathLike[str] = "table"
+                    ) -> Figure:
+    """CRR + DRR per system with its interval: one panel per test set, systems sorted by the
+    score, coloured by kind (non-autoregressive, autoregressive, not stated)."""
+    if not rows:
+        raise InputError(path, "the table has no rows")
+    require_columns(rows, ["test set", "system", "kind", REDUNDANCY_COLUMN], path)
+    panels: dict[str, list[tuple[str, str, object]]] = {}
+    for row in _main_rows(rows):
+        score = parse_score(row[REDUNDANCY_COLUMN])
+        if score is not None:
+            panels.setdefault(row["test set"], []).append((row["system"], row["kind"], score))
+    if not panels:
+        raise InputError(path, f"no {REDUNDANCY_COLUMN} value to draw")
+    plt = pyplot()
+    heights = [0.9 + 0.32 * len(systems) for systems in panels.values()]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(7.0, sum(heights) + 0.4), squeeze=False,
+                             gridspec_kw={"height_ratios": heights})
+    kinds_seen: dict[str, str] = {}
+    for ax, (testset, systems) in zip(axes[:, 0], panels.items(), strict=True):
+        systems = sorted(systems, key=lambda s: s[2].value)
+        colours = [KIND_COLOURS.get(kind, OTHER_COLOUR) for _, kind, _ in systems]
+        for _, kind, _ in systems:
+            kinds_seen[kind or "kind not stated"] = KIND_COLOURS.get(kind, OTHER_COLOUR)
+        values = [s.value for _, _, s in systems]
+        errors = [[s.value - s.low if s.has_interval else 0 for _, _, s in systems],
+                  [s.high - s.value if s.has_interval else 0 for _, _, s in systems]]
+        ax.barh(range(len(systems)), values, color=colours, xerr=errors, capsize=2,
+                height=0.6, error_kw={"elinewidth": 0.8})
+        right = max(s.high if s.has_interval else s.value for _, _, s in systems)
+        for y, (_, _, score) in enumerate(systems):
+            # the value right of its interval, where no error bar crosses it
+            end = score.high if score.has_interval else score.value
+            ax.text(end + right * 0.02, y, f"{score.value:.2f}", va="center", fontsize=7)
+        ax.set_yticks(range(len(systems)), [name for name, _, _ in systems], fontsize=8)
+        ax.set_title(testset, fontsize=9)
+        ax.set_xlabel("CRR + DRR (%), 95% interval", fontsize=8)
+        ax.grid(axis="x", alpha=0.3)
+        ax.set_xlim(0, right * 1.2)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in kinds_seen.values()]
+    fig.legend(handles, list(kinds_seen), loc="upper right", fontsize=7, frameon=False)
+    fig.suptitle("Redundant tokens in given system outputs (lower is better)", fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    return fig
+
+
+def draw_mqm(record: Mapping, path: str | os.PathLike[str] = "record") -> Figure:
+    """MQM error rate (errors per segment) against each metric of the record: one panel per
+    metric and category, one point per system, Spearman's ρ and n in the panel's title."""
+    correlations = record.get("correlations") or []
+    if not correlations:
+        raise InputError(path, "no metric beside the MQM rates: score it with --metric")
+    metrics = list(dict.fromkeys(c["metric"] for c in correlations))
+    categories = list(dict.fromkeys(c["category"] for c in correlations))
+    plt = pyplot()
+    fig, axes = plt.subplots(len(metrics), len(categories), squeeze=False,
+                             figsize=(3.6 * len(categories), 3.0 * len(metrics)))
+    for c in correlations:
+        ax = axes[metrics.index(c["metric"])][categories.index(c["category"])]
+        values = record["metrics"][c["metric"]]
+        systems = [s for s in c["systems"]]
+        xs = [values[s] for s in systems]
+        ys = [record["systems"][s]["categories"][c["category"]]["rate"] for s in systems]
+        ax.scatter(xs, ys, s=18, color="C0")
+        for system, x, y in zip(systems, xs, ys, strict=True):
+            ax.annotate(system, (x, y), fontsize=6, xytext=(3, 2), textcoords="offset points")
+        rho = "—" if c["rho"] is None else f"{c['rho']:+.2f}"
+        warn = " (few systems)" if c["weak"] else ""
+        warn += " (few errors)" if c.get("few_errors") else ""
+        ax.set_title(f"ρ = {rho}, n = {c['n']}{warn}", fontsize=8)
+        ax.set_xlabel(c["metric"], fontsize=8)
+        ax.set_ylabel(f"{c['category']}\nerrors per segment", fontsize=7)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+    fig.suptitle("MQM error rates against the metrics (Spearman's ρ over systems)",
+                 fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    return fig
+
+
+# --------------------------------------------------------------------------- command line
+
+def _save(fig: Figure, outputs: Sequence[str], what: str) -> int:
+    save_figure(fig, outputs)
+    close_figure(fig)
+    print(f"{', '.join(outputs)}: {what}")
+    return 0
+
+
+def _redundancy_command(args: argparse.Namespace) -> int:
+    fig = draw_redundancy(read_table(args.table), args.table)
+    return _save(fig, args.output, f"{len(fig.axes)} test sets")
+
+
+def _mqm_command(args: argparse.Namespace) -> int:
+    fig = draw_mqm(load_json(args.mqm), args.mqm)
+    return _save(fig, args.output, f"{len(fig.axes)} panels")
+
+
+def register_cli(tree) -> None:
+    p = tree.add("systems figure-redundancy", "Figure: CRR + DRR per given system with "
+                 "intervals, non-autoregressive systems marked", _redundancy_command)
+    p.add_argument("--table", required=True, help="systems_redundancy.csv")
+    p.add_argument("--output", nargs="+", required=True, help="PNG and/or SVG paths")
+
+    p = tree.add("systems figure-mqm", "Figure: MQM error rates against each metric, with "
+                 "Spearman's rho and n", _mqm_command)
+    p.add_argument("--mqm", required=True, help="a `phenomt systems mqm` record")
+    p.add_argument("--output", nargs="+", required=True, help="PNG and/or SVG paths")

@@ -1,0 +1,88 @@
+"""Figures of given systems, drawn from hand-made tables and records."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from phenomt.core.io import InputError
+from phenomt.systems import figures
+
+COLUMNS = ["test set", "lines", "system", "kind", figures.REDUNDANCY_COLUMN]
+
+
+def _table(tmp_path, rows):
+    path = tmp_path / "systems_redundancy.csv"
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(COLUMNS)
+        writer.writerows(rows)
+    return path
+
+
+def test_redundancy_panels_per_test_set_sorted_and_coloured_by_kind(tmp_path):
+    from phenomt.core.figures import read_table
+
+    path = _table(tmp_path, [
+        ["nt21.de-en", "all", "GLAT", "non-autoregressive", "1.14 [0.98, 1.30]"],
+        ["nt21.de-en", "all", "AT", "autoregressive", "1.15 [0.98, 1.29]"],
+        ["nt21.de-en", "all", "Other", "", "0.90 [0.80, 1.00]"],
+        ["nt21.zh-en", "official", "A", "", "2.00 [1.50, 2.50]"],
+        ["nt21.zh-en", "all", "A", "", "9.99 [9.00, 11.0]"],  # secondary subset: not drawn
+    ])
+    fig = figures.draw_redundancy(read_table(path), path)
+    first, second = fig.axes[:2]
+    assert first.get_title() == "nt21.de-en" and second.get_title() == "nt21.zh-en"
+    # sorted by the score, lowest at the bottom
+    assert [t.get_text() for t in first.get_yticklabels()] == ["Other", "GLAT", "AT"]
+    widths = [round(p.get_width(), 2) for p in first.patches]
+    assert widths == [0.90, 1.14, 1.15]
+    assert first.patches[1].get_facecolor() != first.patches[2].get_facecolor()
+    assert [round(p.get_width(), 2) for p in second.patches] == [2.00]
+    figures.close_figure(fig)
+
+
+def test_redundancy_refuses_a_table_without_its_columns(tmp_path):
+    path = tmp_path / "x.csv"
+    path.write_text("test set,system\nt,s\n", encoding="utf-8")
+    from phenomt.core.figures import read_table
+
+    with pytest.raises(InputError, match="x.csv"):
+        figures.draw_redundancy(read_table(path), path)
+
+
+def test_mqm_one_panel_per_metric_and_category_with_rho_and_n():
+    from phenomt.systems.mqm import correlations
+
+    rates = {s: {"segments": 10, "categories": {
+        "Fluency/Inconsistency": {"rate": r1}, "Terminology/Inconsistent": {"rate": r2}}}
+        for s, r1, r2 in (("a", 0.1, 0.3), ("b", 0.2, 0.2), ("c", 0.3, 0.1))}
+    for system in rates.values():
+        for entry in system["categories"].values():
+            entry["errors"] = 5
+    metrics = {"drr": {"a": 1.0, "b": 2.0, "c": 3.0}, "bleu": {"a": 30.0, "b": 20.0, "c": 10.0}}
+    record = {"systems": rates, "metrics": metrics,
+              "correlations": correlations(rates, metrics, list(
+                  rates["a"]["categories"]), weak_below=3)}
+    fig = figures.draw_mqm(record)
+    assert len(fig.axes) == 4
+    titles = sorted(ax.get_title() for ax in fig.axes)
+    # drr rises with fluency errors (+1) and falls with terminology (-1); bleu the opposite
+    assert titles == ["ρ = +1.00, n = 3", "ρ = +1.00, n = 3", "ρ = -1.00, n = 3",
+                      "ρ = -1.00, n = 3"]
+    assert all(len(ax.collections[0].get_offsets()) == 3 for ax in fig.axes)
+    figures.close_figure(fig)
+    with pytest.raises(InputError, match="no metric"):
+        figures.draw_mqm({"correlations": []})
+
+
+def test_commands_write_png_and_svg(tmp_path):
+    from phenomt.cli import main
+
+    path = _table(tmp_path, [["t", "all", "s", "", "1.0 [0.5, 1.5]"]])
+    out = [str(tmp_path / "r.png"), str(tmp_path / "r.svg")]
+    assert main(["systems", "figure-redundancy", "--table", str(path), "--output", *out]) == 0
+    first = (tmp_path / "r.svg").read_bytes()
+    assert main(["systems", "figure-redundancy", "--table", str(path), "--output", *out]) == 0
+    assert (tmp_path / "r.svg").read_bytes() == first  # byte-stable
