@@ -1,7 +1,9 @@
 """Running fairseq: training with resumption, and generation turned into plain text.
 
 fairseq is called as a subprocess (its own console scripts), so a crash or an out-of-memory
-kill in fairseq never corrupts the caller, and the exact command is logged.
+kill in fairseq never corrupts the caller, and the exact command is logged. Without torch and
+fairseq (a light install) every command here but ``binarize --text`` stops with one line
+saying so (:mod:`phenomt.core.requires`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from phenomt.core.bpe import remove_bpe
 from phenomt.core.curves import parse_validations
 from phenomt.core.doccontext import current_sentence
 from phenomt.core.io import InputError, atomic_directory, atomic_write, count_lines, write_lines
+from phenomt.core.requires import import_torch, missing, require_training
 from phenomt.core.text import postprocess
 
 log = logging.getLogger(__name__)
@@ -87,12 +90,10 @@ def gpu_available(dev: Path = Path("/dev")) -> bool:
     """Whether torch sees a GPU. Without a GPU device file the answer is no, and torch is not
     imported to ask: that import costs seconds in every training or decoding job, which on
     a CPU-only machine is a large share of a small run."""
-    if not any(any(dev.glob(pattern)) for pattern in _GPU_DEVICES):
+    if not any(any(dev.glob(pattern)) for pattern in _GPU_DEVICES) or "torch" in missing():
         return False
-    try:
-        import torch
-    except ImportError:
-        return False
+    import torch
+
     return bool(torch.cuda.is_available())
 
 
@@ -134,7 +135,7 @@ def train_command(data_bin: str, save_dir: str, options: dict, seed: int,
 def checkpoint_updates(path: str | Path) -> int | None:
     """The number of updates a fairseq checkpoint records, or None when it cannot be read
     (a copy cut short lacks the zip directory at its end)."""
-    import torch
+    torch = import_torch("reading a fairseq checkpoint")
 
     try:
         # mmap: the weights stay on disk, only the bookkeeping is read
@@ -177,6 +178,7 @@ def train(data_bin: str, save_dir: str, output: str, options: dict, seed: int,
     ``extra_args`` are raw fairseq arguments known only at run time (e.g. a permutation
     chosen from the data).
     """
+    require_training("nmt train")
     use_gpu = gpu_available()
     # fairseq appends its metrics to this file on every launch, so the validation history of
     # a resumed training survives (the rule's own log is new for each launch)
@@ -266,6 +268,7 @@ def preprocess(destdir: str, log_path: str | None = None,
     """Binarize into a temporary folder beside ``destdir`` and rename it when complete, so
     that an interrupted run never leaves a folder that looks finished. ``context`` (split →
     prefix of a ``.ctx`` file) also binarizes a context side with the source dictionary."""
+    require_training("nmt binarize")
     with atomic_directory(destdir) as partial:
         run_logged(preprocess_command(str(partial), **kwargs), log_path)
         if context:
@@ -337,6 +340,7 @@ def generate(data_bin: str, model: str, source_bpe: str, output: str, tgt_lang: 
     concatenated sentences (the concatenation baseline); ``output`` keeps only the current
     sentence's translation, the part after the last separator.
     """
+    require_training("nmt generate")
     if not Path(model).is_file():
         raise InputError(model, "model checkpoint not found")
     expected = count_lines(source_bpe)
@@ -370,7 +374,7 @@ def average_checkpoints(paths: Sequence[str | Path], output: str | Path) -> int:
     Returns the number of averaged checkpoints. Integer buffers (e.g. step counters) are
     taken from the first checkpoint.
     """
-    import torch
+    torch = import_torch("nmt average")
 
     if not paths:
         raise ValueError("no checkpoints to average")

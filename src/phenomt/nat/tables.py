@@ -51,6 +51,7 @@ from phenomt.core.nmt import (
     parse_speed,
 )
 from phenomt.core.nmt import checkpoint_updates as nmt_checkpoint_updates
+from phenomt.core.requires import import_torch, require_training
 from phenomt.core.tables import format_number, interval_cell, load_json, write_table
 from phenomt.nat.recipes import (
     AR_GREEDY,
@@ -90,12 +91,11 @@ class GenerateRun:
 def _prepare_torch() -> None:
     """One OpenMP thread and full checkpoint unpickling, as for fairseq subprocesses
     (:func:`phenomt.core.nmt.fairseq_env`); set before torch is first imported."""
+    require_training("decoding with fairseq")
     env = fairseq_env()
     for key in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"):
         os.environ[key] = env[key]
-    import torch
-
-    torch.set_num_threads(1)
+    import_torch("decoding with fairseq").set_num_threads(1)
 
 
 def generate_in_process(data_bin: str | Path, options: Mapping[str, Any]) -> GenerateRun:
@@ -552,6 +552,7 @@ def _log_progress() -> None:
 
 
 def _average_command(args: argparse.Namespace) -> int:
+    require_training("nat average")
     _log_progress()
     record = select_and_average(args.checkpoint_dir, args.data_bin, json.loads(args.options),
                                 args.reference, args.top, args.output)
@@ -562,6 +563,7 @@ def _average_command(args: argparse.Namespace) -> int:
 
 
 def _speed_command(args: argparse.Namespace) -> int:
+    require_training("nat speed")
     _log_progress()
     expected = count_lines(args.source)
     options = json.loads(args.options)

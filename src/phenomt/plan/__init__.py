@@ -14,7 +14,8 @@ into the config itself:
 - ``systems``: scoring given system outputs.
 - ``report``: the HTML report's categories, table views and captions' scale lines.
 
-Every default lives in the config schema (``workflow/schemas/config.schema.yaml``), applied
+Every default lives in the config schema (``workflow/schemas/config.schema.yaml``, shipped
+with the package: :data:`phenomt.plan.config.SCHEMA`), applied
 when the config is validated (:func:`phenomt.plan.config.validate_config` or the
 Snakefile's ``validate``); the plan reads validated configs only.
 """
@@ -24,7 +25,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from phenomt.plan.config import SCHEMA, load_config, validate_config
+from phenomt.plan.config import (
+    PROJECT_ROOT,
+    SCHEMA,
+    SNAKEFILE,
+    WORKFLOW,
+    load_config,
+    validate_config,
+)
 from phenomt.plan.data import DataPlan
 from phenomt.plan.documents import DocumentsPlan
 from phenomt.plan.ldd import LddPlan
@@ -36,17 +44,16 @@ from phenomt.plan.report import ReportPlan
 from phenomt.plan.systems import SystemsPlan, challenge_corpora
 from phenomt.plan.tables import table_file_list, table_files, table_path
 
-__all__ = ["PROJECT_ROOT", "SCHEMA", "Plan", "load_config", "validate_config"]
-
-PROJECT_ROOT = SCHEMA.parents[2]
+__all__ = ["PROJECT_ROOT", "SCHEMA", "SNAKEFILE", "WORKFLOW", "Plan", "load_config",
+           "validate_config"]
 
 
 class Plan:
     """Every stage's paths and settings for one validated config."""
 
     def __init__(self, config: dict[str, Any], root: str | Path = PROJECT_ROOT):
-        """``root``: the project folder, against which checked-in files of the config
-        (folder manifests) are found."""
+        """``root``: the project folder, against which the config's own checked-in files
+        (folder manifests) are found; the catalog's are package data."""
         self.config = config
         self.out: str = config["outdir"]
         self.res: str = config["resources_dir"]

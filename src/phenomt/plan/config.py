@@ -5,22 +5,53 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+#: The package's folder: ``src/phenomt`` in a checkout, ``site-packages/phenomt`` installed.
+PACKAGE = Path(__file__).resolve().parents[1]
+#: The Snakemake workflow (Snakefile, rules, schemas, report captions, conda env, profile).
+#: It ships with the package: in a checkout ``src/phenomt/workflow`` is a link to the
+#: top-level ``workflow/`` (so this is that folder), and a wheel holds a copy of it.
+WORKFLOW = (PACKAGE / "workflow").resolve()
+SNAKEFILE = WORKFLOW / "Snakefile"
 #: The config schema, with a ``default:`` for every optional setting.
-SCHEMA = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "config.schema.yaml"
+SCHEMA = WORKFLOW / "schemas" / "config.schema.yaml"
 #: Every known corpus and download, once: configs name the corpora they use.
-CATALOG = Path(__file__).resolve().parent / "catalog.yaml"
+CATALOG = PACKAGE / "plan" / "catalog.yaml"
+
+
+def checkout_root() -> Path | None:
+    """The checkout the package runs from (an editable install, or ``src`` on the path), or
+    ``None`` for a package installed from a wheel."""
+    root = PACKAGE.parents[1]
+    found = (root / "pyproject.toml").is_file() and (root / "workflow" / "Snakefile").is_file()
+    return root if found else None
+
+
+#: The project folder, against which the checked-in files a config names (its default
+#: ``config/config.yaml``, its own folder manifests, a relative mirror and the default
+#: ``../shared/data``) are found: the checkout the package runs from, else the working
+#: directory (an installed package's user runs in their own project folder).
+PROJECT_ROOT = checkout_root() or Path.cwd()
 #: Corpus keys that say how much of a corpus a run uses, not what the corpus is: never in
 #: the catalog, always the config's.
 RUN_KEYS = ("limit", "documents", "document_step")
 
 
 def read_catalog(path: str | Path = CATALOG) -> dict[str, dict[str, Any]]:
-    """The data catalog: ``{"corpora": {...}, "downloads": {...}}``."""
+    """The data catalog: ``{"corpora": {...}, "downloads": {...}}``.
+
+    A download's ``manifest`` in the catalog is relative to the catalog's folder (the
+    manifests are package data, ``phenomt/plan/manifests``) and is returned absolute, so that
+    it is found wherever the package is installed; a config's own manifests stay relative to
+    the project folder."""
     import yaml
 
     with open(path, encoding="utf-8") as handle:
         catalog = yaml.safe_load(handle) or {}
-    return {"corpora": catalog.get("corpora") or {}, "downloads": catalog.get("downloads") or {}}
+    downloads = catalog.get("downloads") or {}
+    for spec in downloads.values():
+        if spec and spec.get("manifest"):
+            spec["manifest"] = str(Path(path).resolve().parent / spec["manifest"])
+    return {"corpora": catalog.get("corpora") or {}, "downloads": downloads}
 
 
 def resolve_catalog(config: dict[str, Any], catalog: dict[str, dict] | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,11 +47,12 @@ class DataPlan:
         return f"{self.res}/trees/{download}"
 
     def manifest(self, download: str) -> str:
-        """The checked-in manifest of a folder download, as a path from the project root."""
+        """The checked-in manifest of a folder download: a config's own relative to the
+        project root, the catalog's absolute (package data)."""
         manifest = self.config["downloads"][download]["manifest"]
         if manifest is None:
             raise KeyError(f"download {download!r} is a file, not a folder with a manifest")
-        return f"{self.root}/{manifest}"
+        return os.path.join(self.root, manifest)
 
     def fetch_tree_args(self, download: str, mirror: str | None) -> str:
         spec = self.config["downloads"][download]

@@ -103,6 +103,7 @@ from phenomt.core.corpus import read_parallel
 from phenomt.core.io import InputError, atomic_write, iter_lines, open_binary
 from phenomt.core.metrics import resample
 from phenomt.core.metrics.base import Metric, register
+from phenomt.core.requires import import_torch
 
 Synonyms = Callable[[str, str], bool]
 """S(a, b): True when two distinct tokens are synonyms."""
@@ -299,11 +300,7 @@ def embeddings_from_table(table: np.ndarray, dictionary: str | Path, *,
 
 
 def _read_checkpoint_table(path: Path, key: str | None) -> np.ndarray:
-    try:
-        import torch
-    except ImportError:
-        raise InputError(path, "reading a fairseq checkpoint needs torch, which is not "
-                               "installed") from None
+    torch = import_torch(f"{path}: reading a fairseq checkpoint")
     if not path.exists():
         raise InputError(path, "file not found")
     try:
