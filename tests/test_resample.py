@@ -23,6 +23,22 @@ def test_weights_draw_n_sentences_per_resample_and_repeat_with_the_seed():
     assert (weights != resample.resample_weights(7, samples=50, seed=4)).any()
 
 
+def test_weights_are_uniform_draws_with_replacement():
+    # each sentence is drawn n / n = 1 time per resample on average, and a resample of 4
+    # sentences repeats one or more of them in 1 - 4!/4^4 = 90.6% of draws
+    weights = resample.resample_weights(4, samples=20000, seed=1)
+    assert weights.mean(axis=0) == pytest.approx([1, 1, 1, 1], abs=0.03)
+    assert (weights.max(axis=1) > 1).mean() == pytest.approx(1 - 24 / 256, abs=0.01)
+
+
+def test_several_scores_share_one_set_of_resamples():
+    stats = np.array([[1, 2], [0, 3], [2, 2], [1, 5]], dtype=float)
+    both = resample.bootstrap_scores(stats, {"ratio": RATIO, "inverse": resample.ratio(1, 0)},
+                                     samples=200, seed=9)
+    assert both["ratio"] == resample.bootstrap(stats, RATIO, samples=200, seed=9)
+    assert both["inverse"].value == pytest.approx(12 / 4)
+
+
 @pytest.mark.parametrize("n, samples", [(0, 10), (3, 0)])
 def test_weights_refuse_an_empty_corpus_or_no_resamples(n, samples):
     with pytest.raises(ValueError):

@@ -314,10 +314,13 @@ def bootstrap_ratios(results: Sequence[SentenceRedundancy], *, samples: int = 10
                                                  "tokens", "scored_sentences",
                                                  "exempt_stopword", "exempt_multiple")}
     stats = _statistics(results)
-    scorable = len(stats) > 0 and stats[:, 2].sum() > 0
+    intervals = {}
+    if len(stats) and stats[:, 2].sum() > 0:
+        intervals = resample.bootstrap_scores(stats, {m: measure_score(m) for m in MEASURES},
+                                              samples=samples, seed=seed,
+                                              confidence=confidence)
     for measure in MEASURES:
-        interval = (resample.bootstrap(stats, measure_score(measure), samples=samples,
-                                       seed=seed, confidence=confidence) if scorable else None)
+        interval = intervals.get(measure)
         found[measure] = None if interval is None else interval.value
         found[f"{measure}_ci"] = None if interval is None else interval.as_list()
     return found

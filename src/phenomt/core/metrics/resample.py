@@ -82,13 +82,16 @@ def record_statistics(record: Mapping[str, Any], path: str | Path) -> np.ndarray
 
 def resample_weights(n: int, samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_SEED
                      ) -> np.ndarray:
-    """``samples`` x ``n`` draw counts: row r says how often resample r drew each sentence."""
+    """``samples`` x ``n`` draw counts: row r says how often resample r drew each sentence
+    (n draws with replacement, uniform: a multinomial row, counted from drawn indices, which
+    is some ten times faster than numpy's multinomial for thousands of sentences)."""
     if n < 1:
         raise ValueError("cannot resample an empty corpus")
     if samples < 1:
         raise ValueError(f"samples must be positive, got {samples}")
     rng = np.random.default_rng(seed)
-    return rng.multinomial(n, np.full(n, 1.0 / n), size=samples)
+    drawn = rng.integers(0, n, size=(samples, n)) + n * np.arange(samples)[:, None]
+    return np.bincount(drawn.ravel(), minlength=samples * n).reshape(samples, n)
 
 
 def _statistics(stats: Sequence | np.ndarray) -> np.ndarray:
@@ -114,11 +117,22 @@ def _percentiles(values: np.ndarray, confidence: float) -> tuple[float, float]:
 def bootstrap(stats: Sequence | np.ndarray, score: Score, *, samples: int = DEFAULT_SAMPLES,
               seed: int = DEFAULT_SEED, confidence: float = CONFIDENCE) -> Interval:
     """The corpus score of ``stats`` (one row per sentence) with its percentile interval."""
+    return bootstrap_scores(stats, {"score": score}, samples=samples, seed=seed,
+                            confidence=confidence)["score"]
+
+
+def bootstrap_scores(stats: Sequence | np.ndarray, scores: Mapping[str, Score], *,
+                     samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_SEED,
+                     confidence: float = CONFIDENCE) -> dict[str, Interval]:
+    """:func:`bootstrap` of several scores of the same statistics (CRR, DRR and their sum)
+    over the same resamples, drawn once."""
     array = _statistics(stats)
-    value = score(array.sum(axis=0))
-    low, high = _percentiles(_scores(resample_weights(len(array), samples, seed), array, score),
-                             confidence)
-    return Interval(float(value), low, high)
+    resampled = resample_weights(len(array), samples, seed) @ array
+    found = {}
+    for name, score in scores.items():
+        low, high = _percentiles(np.array([score(row) for row in resampled]), confidence)
+        found[name] = Interval(float(score(array.sum(axis=0))), low, high)
+    return found
 
 
 def paired_bootstrap(stats_a: Sequence | np.ndarray, stats_b: Sequence | np.ndarray,
