@@ -217,6 +217,20 @@ def test_redundancy_record_states_its_settings():
     assert record["empty_lines"] == 2
 
 
+def test_test_set_tokens_written_once_give_the_same_record(tmp_path):
+    kwargs = dict(testset="toy", system="empty", hyp=DATA / "hyp_empty.en", src=DATA / "src.de",
+                  ref=REF, source_lang="de", target_lang="en", samples=200, seed=3)
+    assert run("systems", "tokenize", "--src", DATA / "src.de", "--ref", REF, "--source-lang",
+               "de", "--target-lang", "en", "--src-out", tmp_path / "s.tok",
+               "--ref-out", tmp_path / "r.tok") == 0
+    tokens = [str(tmp_path / "s.tok"), str(tmp_path / "r.tok")]
+    assert scores.redundancy_record(**kwargs, tokens=tokens) == scores.redundancy_record(
+        **kwargs)
+    (tmp_path / "r.tok").write_text("one line\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"r.tok.*has 1 lines but"):
+        scores.redundancy_record(**kwargs, tokens=tokens)
+
+
 def test_chinese_stopwords_are_three():
     setup = scores.redundancy_setup([["我们", "的", "的", "了", "是", "是", "是"]], "zh", "en")
     assert setup.settings["stopword_count"] == 3

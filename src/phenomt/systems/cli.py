@@ -58,6 +58,9 @@ def _add_redundancy_options(p: argparse.ArgumentParser) -> None:
                    help="cosine above which tokens are synonyms, in [-1, 1]")
     p.add_argument("--samples", type=positive_int, default=1000, help="bootstrap samples")
     p.add_argument("--seed", type=positive_int, default=scores.DEFAULT_SEED)
+    p.add_argument("--tokens", nargs=2, metavar=("SRC_TOKENS", "REF_TOKENS"),
+                   help="the test set's tokens written by `phenomt systems tokenize` "
+                        "(default: tokenize --src and --ref here)")
     _add_mask(p)
     p.add_argument("--output", required=True)
 
@@ -132,11 +135,21 @@ def _redundancy_command(args: argparse.Namespace) -> int:
         source_lang=args.source_lang, target_lang=args.target_lang, mask=args.mask,
         mask_name=args.mask_name, stopword_count=args.stopword_count,
         embeddings=args.embeddings, embeddings_dict=args.embeddings_dict,
-        threshold=args.threshold, samples=args.samples, seed=args.seed, kind=args.kind)
+        threshold=args.threshold, samples=args.samples, seed=args.seed, kind=args.kind,
+        tokens=args.tokens)
     write_json(args.output, _with_identity(record, args))
     main = record["subsets"][record["main"]]
     print(f"{args.testset} {args.system}: CRR {main['crr']}, DRR {main['drr']} -> "
           f"{args.output}")
+    return 0
+
+
+def _tokenize_command(args: argparse.Namespace) -> int:
+    sources, references = scores.read_text(args.src), scores.read_text(args.ref)
+    scores.check_line_count(args.src, len(sources), len(references), args.ref)
+    scores.write_tokens(sources, args.source_lang, args.src_out)
+    scores.write_tokens(references, args.target_lang, args.ref_out)
+    print(f"{args.src_out}, {args.ref_out}: {len(references)} lines")
     return 0
 
 
@@ -151,7 +164,7 @@ def _redundancy_test_command(args: argparse.Namespace) -> int:
         target_lang=args.target_lang, mask=args.mask, mask_name=args.mask_name,
         stopword_count=args.stopword_count, embeddings=args.embeddings,
         embeddings_dict=args.embeddings_dict, threshold=args.threshold,
-        samples=args.samples, trials=args.trials, seed=args.seed)
+        samples=args.samples, trials=args.trials, seed=args.seed, tokens=args.tokens)
     write_json(args.output, record)
     _print(record["subsets"])
     return 0
@@ -341,6 +354,16 @@ def register_cli(tree) -> None:
     p.add_argument("--hyp", required=True)
     _add_redundancy_options(p)
     p.set_defaults(systems_parser=p)
+
+    p = tree.add("systems tokenize", "The word tokens of a test set's source and reference "
+                 "(what CRR/DRR read), written once for all of its systems",
+                 _tokenize_command)
+    p.add_argument("--src", required=True)
+    p.add_argument("--ref", required=True)
+    p.add_argument("--source-lang", required=True)
+    p.add_argument("--target-lang", required=True)
+    p.add_argument("--src-out", required=True)
+    p.add_argument("--ref-out", required=True)
 
     p = tree.add("systems redundancy-test", "Paired test of CRR and DRR between two systems "
                  "(e.g. a non-autoregressive system against its AR twin)",

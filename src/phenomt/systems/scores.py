@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from phenomt.core.io import write_lines
 from phenomt.core.metrics import base as metrics
 from phenomt.core.metrics import resample
 from phenomt.core.metrics.bleu import default_tokenizer
@@ -373,15 +374,37 @@ def paired_redundancy_test(a: Sequence[SentenceRedundancy], b: Sequence[Sentence
     return found
 
 
+def write_tokens(lines: Sequence[str], lang: str, output: str | os.PathLike[str]) -> None:
+    """The word tokens of every line (:func:`word_tokens`), one line each, space-joined: what
+    every system's CRR/DRR job of a test set would otherwise tokenize again."""
+    write_lines(output, [" ".join(tokens) for tokens in word_tokens(lines, lang)])
+
+
+def read_tokens(path: str | os.PathLike[str], expected: int,
+                against: str | os.PathLike[str]) -> list[list[str]]:
+    """Tokens written by :func:`write_tokens`, checked to be one line per test-set line."""
+    lines = read_text(path)
+    check_line_count(path, len(lines), expected, against)
+    return [line.split() for line in lines]
+
+
 def _tokenized_inputs(hyp: str | os.PathLike[str], src: str | os.PathLike[str],
                       ref: str | os.PathLike[str], source_lang: str, target_lang: str,
-                      *, warn: bool = True) -> tuple[SystemOutput, list, list, list]:
+                      *, warn: bool = True, tokens: Sequence[str] | None = None
+                      ) -> tuple[SystemOutput, list, list, list]:
+    """The output and the tokens of hypothesis, source and reference; ``tokens``: the test
+    set's source and reference tokens already written by :func:`write_tokens`."""
     references = read_text(ref)
     sources = read_text(src)
     check_line_count(src, len(sources), len(references), ref)
     output = read_output(hyp, ref, warn=warn)
-    return (output, word_tokens(output.lines, target_lang), word_tokens(sources, source_lang),
-            word_tokens(references, target_lang))
+    if tokens is None:
+        src_tokens = word_tokens(sources, source_lang)
+        ref_tokens = word_tokens(references, target_lang)
+    else:
+        src_tokens = read_tokens(tokens[0], len(sources), src)
+        ref_tokens = read_tokens(tokens[1], len(references), ref)
+    return output, word_tokens(output.lines, target_lang), src_tokens, ref_tokens
 
 
 def _select(items: Sequence, subset: Subset) -> list:
@@ -396,9 +419,11 @@ def redundancy_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
                       stopword_count: int | None = None, embeddings: str | None = None,
                       embeddings_dict: str | None = None, threshold: float | None = None,
                       samples: int = 1000, seed: int = DEFAULT_SEED,
-                      kind: str | None = None) -> dict:
-    """The CRR/DRR record of one system on one test set."""
-    output, hyps, srcs, refs = _tokenized_inputs(hyp, src, ref, source_lang, target_lang)
+                      kind: str | None = None, tokens: Sequence[str] | None = None) -> dict:
+    """The CRR/DRR record of one system on one test set (``tokens``: see
+    :func:`_tokenized_inputs`)."""
+    output, hyps, srcs, refs = _tokenized_inputs(hyp, src, ref, source_lang, target_lang,
+                                                 tokens=tokens)
     setup = redundancy_setup(refs, target_lang, source_lang, stopword_count=stopword_count,
                              embeddings=embeddings, embeddings_dict=embeddings_dict,
                              threshold=threshold)
@@ -429,12 +454,13 @@ def redundancy_comparison(*, testset: str, system_a: str, hyp_a: str | os.PathLi
                           mask_name: str = "official", stopword_count: int | None = None,
                           embeddings: str | None = None, embeddings_dict: str | None = None,
                           threshold: float | None = None, samples: int = 1000,
-                          trials: int = 10000, seed: int = DEFAULT_SEED) -> dict:
+                          trials: int = 10000, seed: int = DEFAULT_SEED,
+                          tokens: Sequence[str] | None = None) -> dict:
     """Paired test of CRR, DRR and CRR + DRR between two systems of a test set."""
     if system_a == system_b:
         raise ValueError("compare two different systems")
     out_a, hyps_a, srcs, refs = _tokenized_inputs(hyp_a, src, ref, source_lang, target_lang,
-                                                  warn=False)
+                                                  warn=False, tokens=tokens)
     out_b = read_output(hyp_b, ref, warn=False)
     hyps_b = word_tokens(out_b.lines, target_lang)
     setup = redundancy_setup(refs, target_lang, source_lang, stopword_count=stopword_count,
