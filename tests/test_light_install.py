@@ -5,7 +5,8 @@ The integration test builds that virtualenv once (``pip install`` of a copy of t
 not editable, dependencies resolved and installed: only torch and fairseq are absent) and runs
 from a folder outside the checkout: ``phenomt --version``, a BLEU score of a real WMT21 output
 from the mirror, the packaged Snakefile's dry run of the tiny config (the same jobs as the
-checkout's workflow) and the one-line error of the commands that need torch and fairseq.
+checkout's workflow) and a real run of its systems table, and the one-line error of the
+commands that need torch and fairseq.
 
 It skips only when pip cannot reach a package index (no network), unless
 $PHENOMT_REQUIRE_LIGHT_INSTALL is set (CI sets it): then that fails too.
@@ -20,6 +21,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -139,15 +141,21 @@ def _env(venv: Path, **extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
-@pytest.fixture(scope="module")
-def light(tmp_path_factory) -> tuple[Path, Path]:
-    """(virtualenv, a working folder outside the checkout) with phenomt installed from a copy
-    of the checkout, not editable, with its dependencies (pinned by envs/constraints.txt, as
-    `make setup` pins them) and without torch or fairseq.
+class Light(NamedTuple):
+    venv: Path
+    outside: Path  # a working folder outside the checkout
+    source: Path  # the copy of the checkout that was installed
 
-    Measured: 42 s for the install (pip's build of phenomt and 92 dependencies, most of them
-    from pip's cache, which `make setup` fills) on this 2-core machine with both cores busy
-    with a training run; the venv itself takes 3 s.
+
+@pytest.fixture(scope="module")
+def light(tmp_path_factory) -> Light:
+    """A virtualenv with phenomt installed from a copy of the checkout, not editable, with its
+    dependencies (pinned by envs/constraints.txt, as `make setup` pins them) and without torch
+    or fairseq.
+
+    Measured: the install (pip's build of phenomt and its 92 dependencies, most wheels from
+    pip's cache, which `make setup` fills) took 42, 45 and 46 s in three runs on a 2-core
+    machine whose cores were both busy with a training run; creating the venv takes 3 s.
     """
     base = tmp_path_factory.mktemp("light-install")
     source = _copy_checkout(base / "checkout")
@@ -171,17 +179,17 @@ def light(tmp_path_factory) -> tuple[Path, Path]:
     print(f"light install: {seconds:.0f} s")
     outside = base / "elsewhere"
     outside.mkdir()
-    return venv, outside
+    return Light(venv, outside, source)
 
 
-def _run(light: tuple[Path, Path], *cmd: str, cwd: Path | None = None, **env: str
+def _run(light: Light, *cmd: str, cwd: Path | None = None, **env: str
          ) -> subprocess.CompletedProcess:
-    venv, outside = light
-    return subprocess.run([str(venv / "bin" / cmd[0]), *cmd[1:]], cwd=cwd or outside,
-                          capture_output=True, text=True, env=_env(venv, **env), timeout=600)
+    return subprocess.run([str(light.venv / "bin" / cmd[0]), *cmd[1:]],
+                          cwd=cwd or light.outside, capture_output=True, text=True,
+                          env=_env(light.venv, **env), timeout=600)
 
 
-def _installed(light: tuple[Path, Path]) -> dict:
+def _installed(light: Light) -> dict:
     code = ("import json, importlib.util as u\n"
             "from phenomt.plan.config import PACKAGE, PROJECT_ROOT, SCHEMA, SNAKEFILE, WORKFLOW\n"
             "print(json.dumps({'torch': u.find_spec('torch') is not None,\n"
@@ -207,7 +215,7 @@ def test_installed_without_torch_it_runs_outside_the_checkout(light):
     assert not found["torch"] and not found["fairseq"]
     package = Path(found["package"])
     assert ROOT not in package.parents and package.parent.name == "site-packages"
-    assert found["project"] == str(light[1])  # outside a checkout: the working directory
+    assert found["project"] == str(light.outside)  # outside a checkout: the working folder
 
 
 @pytest.mark.integration
@@ -217,7 +225,7 @@ def test_the_package_carries_the_workflow_and_its_data(light):
     assert workflow == package / "workflow"
     assert Path(found["snakefile"]).is_file() and Path(found["schema"]).is_file()
     # every file of the workflow: Snakefile, rules, schema, report captions, conda env, profile
-    assert _files(workflow) == _files(ROOT / "workflow")
+    assert _files(workflow) == _files(light.source / "workflow")
     # what the Snakefile reads relative to itself resolves in the installed layout
     rules = workflow / "rules"
     for rule in rules.glob("*.smk"):
@@ -225,7 +233,7 @@ def test_the_package_carries_the_workflow_and_its_data(light):
             assert (rules / caption.split('"')[0]).is_file(), (rule.name, caption[:40])
     assert (rules / "../envs/phenomt.yaml").is_file()
     # the data files the package reads
-    source = ROOT / "src" / "phenomt"
+    source = light.source / "src" / "phenomt"
     for folder in ("plan", "core/papers", "core/metrics/data", "systems/data", "lexcons/data"):
         data = {f for f in _files(source / folder) if not f.endswith(".py")}
         assert data and data <= _files(package / folder), folder
@@ -267,6 +275,22 @@ def test_the_packaged_snakefile_plans_the_tiny_config(light, mirror, tmp_path):
     assert checkout.returncode == 0, checkout.stderr[-3000:]
     assert _outputs(text) == _outputs(checkout.stdout + checkout.stderr)
     assert len(_outputs(text)) > 300
+
+
+@pytest.mark.integration
+def test_installed_it_runs_the_workflow_s_scoring_of_given_systems(light, mirror, tmp_path):
+    """A real run of what trains nothing: the tiny config's systems table (two WMT21 outputs
+    fetched from the mirror, BLEU, chrF and TER with intervals and paired tests), its jobs
+    running the light install's `phenomt`. About 20 s."""
+    snakefile = _installed(light)["snakefile"]
+    workdir = tiny_workdir(tmp_path / "run")
+    result = _run(light, "snakemake", "--snakefile", snakefile, "--configfile",
+                  str(TINY_CONFIG), "--cores", "1", "results/tables/systems_bleu.md",
+                  cwd=workdir, PHENOMT_MIRROR=str(mirror))
+    assert result.returncode == 0, (result.stdout + result.stderr)[-5000:]
+    table = (workdir / "results" / "tables" / "systems_bleu.md").read_text(encoding="utf-8")
+    assert "| VolcTrans-AT (baseline) |" in table and "| VolcTrans-GLAT " in table
+    assert "34.44 [" in table  # the BLEU `phenomt score metric` gives the same file
 
 
 @pytest.mark.integration
