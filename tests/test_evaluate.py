@@ -186,6 +186,8 @@ def test_evaluate_any_test_set_outside_the_checkout_without_the_venv_on_path(tmp
     for name in ("systems_bleu", "systems_redundancy", "systems_ldd_table4.newstest2021.de-en"):
         assert (tables / f"{name}.md").is_file() and f"{tables / name}.md" in result.stdout
     assert (out / "report.html").stat().st_size > 100_000
+    figure = out / "results" / "figures" / "systems_ldd_sets.newstest2021.de-en.png"
+    assert figure.stat().st_size > 10_000 and str(figure) in result.stdout
     with open(tables / "systems_redundancy.csv", newline="", encoding="utf-8") as handle:
         glat = next(r for r in csv.DictReader(handle) if r["system"] == "VolcTrans-GLAT")
     assert glat["paired test"].startswith("vs VolcTrans-AT: ΔCRR")

@@ -19,12 +19,14 @@ import pytest
 from tests.conftest import ROOT, TINY_CONFIG, run_snakemake
 
 OUTPUT = ROOT / "test-output"
-CATEGORIES = ("Long-distance dependencies", "Non-autoregressive redundancy",
-              "Lexical consistency", "Given systems", "Data")
+CATEGORIES = ("1. Given systems", "2. Long-distance dependencies", "3. Lexical consistency",
+              "4. Non-autoregressive redundancy", "5. Data and models")
 TABLES = ("ldd_table4.html", "ldd_table5.html", "nat_table10.html", "nat_speed.html",
           "lexcons_table3.html", "systems_bleu.html", "corpus_stats.html", "bleu.html")
-FIGURES = ("ldd_distance.png", "ldd_sets.png", "nat_redundancy.png", "nat_speedup.png",
-           "lexcons_figure3.png", "lexcons_distance.png")
+FIGURES = ("systems_redundancy.png", "systems_ldd_sets.newstest2021.de-en.png",
+           "systems_mqm.wmt21-ted.zh-en.png", "ldd_distance.png", "ldd_sets.png",
+           "nat_redundancy.png", "nat_speedup.png", "lexcons_figure3.png",
+           "lexcons_distance.png")
 
 
 def _find(name: str, *places: str) -> str | None:
@@ -163,6 +165,10 @@ def test_report_shows_every_table_and_figure_in_a_browser(request, monkeypatch):
 
         categories = driver.execute_script("return Object.keys(categories)")
         assert set(CATEGORIES) <= set(categories), categories
+        # the menu lists the given systems' findings first
+        menu = driver.execute_script("return Object.keys(categories).sort((a, b) => "
+                                     "a.localeCompare(b))")
+        assert menu[0] == CATEGORIES[0], menu
         results = driver.execute_script(
             "return Object.entries(results).map(([p, r]) => [p, r.name, r.mime_type,"
             " r.caption])")

@@ -36,6 +36,8 @@ def test_a_file_finds_its_family_and_a_pattern_its_members():
     members = {t.name for t in tables.declared("ldd_table{num}")}
     assert members == {f"ldd_table{n}" for n in range(1, 7)}
     assert len(tables.declared("{table}")) == len(tables.TABLES)
+    assert [t.name for t in tables.declared("systems_ldd_table4.{testset}")] == [
+        "systems_ldd_table{num}.{testset}"]
     with pytest.raises(KeyError, match="no declared table"):
         tables.spec("ldd_table7")
     with pytest.raises(KeyError, match="no md file"):

@@ -31,7 +31,7 @@ from phenomt.core.fetch import find_mirror
 from phenomt.core.io import InputError, atomic_write
 from phenomt.core.metrics import base as metrics
 from phenomt.core.tables import load_json
-from phenomt.plan import PROJECT_ROOT, Plan, load_config
+from phenomt.plan import PROJECT_ROOT, SNAKEFILE, Plan, load_config
 from phenomt.plan.config import read_catalog
 from phenomt.systems.challenge import MIN_INTERVAL_SENTENCES
 from phenomt.systems.outputs import check_line_count, empty_lines, read_text
@@ -75,7 +75,7 @@ def _run(args: argparse.Namespace) -> int:
         yaml.safe_dump(config, handle, sort_keys=False)
     targets = plan.systems.tables()
     cmd = [str(Path(sys.executable).with_name("snakemake")), "--snakefile",
-           str(PROJECT_ROOT / "workflow" / "Snakefile"), "--configfile", str(overlay),
+           str(SNAKEFILE), "--configfile", str(overlay),
            "--directory", str(workdir), "--cores", str(args.cores), *targets]
     print("running:", " ".join(cmd), file=sys.stderr)
     result = subprocess.run(cmd, env=dict(os.environ), check=False)
@@ -228,7 +228,7 @@ def merged_hyps(outdir: Path, request: Request, baseline_given: bool) -> Request
 
 def _snakemake(*args: str) -> list[str]:
     return [str(Path(sys.executable).with_name("snakemake")), "--snakefile",
-            str(PROJECT_ROOT / "workflow" / "Snakefile"), *args]
+            str(SNAKEFILE), *args]
 
 
 def summary_lines(plan: Plan, testset: str, root: Path) -> list[str]:
@@ -316,6 +316,10 @@ def _evaluate(args: argparse.Namespace) -> int:
     for target in targets:
         if target.endswith(".md"):
             print(f"  {outdir / target}")
+    print("figures:")
+    for figure in plan.systems.figures():
+        if figure.endswith(".png"):
+            print(f"  {outdir / figure}")
     if args.report:
         print(f"report: {outdir / 'report.html'}")
     return 0

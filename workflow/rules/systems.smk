@@ -30,11 +30,32 @@ rule systems_score:
         " {params.settings} {params.mask} --output {output} > {log} 2>&1"
 
 
+# The test set's word tokens, once for the CRR/DRR jobs of all its systems.
+rule systems_tokenize:
+    input:
+        src=lambda w: PLAN.systems.source(w.testset),
+        ref=lambda w: PLAN.systems.reference(w.testset),
+    output:
+        f"{OUT}/systems/{{testset}}/tokens.src",
+        f"{OUT}/systems/{{testset}}/tokens.ref",
+    wildcard_constraints:
+        testset="[^/]+",
+    params:
+        args=lambda w: PLAN.systems.tokenize_args(w.testset),
+    log:
+        f"{OUT}/logs/systems_tokenize/{{testset}}.log",
+    conda:
+        ENV
+    shell:
+        "phenomt systems tokenize {params.args} > {log} 2>&1"
+
+
 rule systems_redundancy:
     input:
         hyp=lambda w: PLAN.systems.hyp(w.testset, w.sysname),
         src=lambda w: PLAN.systems.source(w.testset),
         ref=lambda w: PLAN.systems.reference(w.testset),
+        tokens=lambda w: PLAN.systems.tokens(w.testset),
         mask=lambda w: PLAN.systems.mask(w.testset),
     output:
         f"{OUT}/systems/{{testset}}/{{sysname}}.redundancy.json",
@@ -62,6 +83,7 @@ rule systems_compare:
         b=lambda w: PLAN.systems.hyp(w.testset, w.b),
         src=lambda w: PLAN.systems.source(w.testset),
         ref=lambda w: PLAN.systems.reference(w.testset),
+        tokens=lambda w: PLAN.systems.tokens(w.testset),
         mask=lambda w: PLAN.systems.mask(w.testset),
     output:
         f"{OUT}/systems/{{testset}}/compare.{{a}}.{{b}}.json",
@@ -308,3 +330,78 @@ rule table_systems_mqm:
     shell:
         "phenomt table systems-mqm --mqm {input} --testset {wildcards.mqmset}"
         " --md {output.md} --csv {output.csv} > {log} 2>&1"
+
+
+# Figures of the given systems: the findings the report shows first.
+rule systems_figure_redundancy:
+    localrule: True
+    input:
+        PLAN.table("systems_redundancy", "csv"),
+    output:
+        png=report(
+            PLAN.systems.figure("redundancy", "png"),
+            caption="../report/systems_redundancy.rst",
+            category=PLAN.report.category("systems"),
+            subcategory="Figures",
+            labels={"figure": "CRR + DRR per system"},
+        ),
+        svg=PLAN.systems.figure("redundancy", "svg"),
+    params:
+        scale=lambda w: PLAN.report.scale("systems"),
+    log:
+        f"{OUT}/logs/figures/systems_redundancy.log",
+    conda:
+        ENV
+    shell:
+        "phenomt systems figure-redundancy --table {input} --output {output} > {log} 2>&1"
+
+
+rule systems_figure_ldd_sets:
+    localrule: True
+    input:
+        PLAN.table("systems_ldd_table4.{testset}", "csv"),
+    output:
+        png=report(
+            PLAN.systems.figure("ldd_sets.{testset}", "png"),
+            caption="../report/systems_ldd_sets.rst",
+            category=PLAN.report.category("systems"),
+            subcategory="Figures",
+            labels=lambda w: {"figure": f"challenge sets of {w.testset}"},
+        ),
+        svg=PLAN.systems.figure("ldd_sets.{testset}", "svg"),
+    wildcard_constraints:
+        testset="[^/]+",
+    params:
+        args=lambda w: PLAN.systems.ldd_figure_args(w.testset),
+        scale=lambda w: PLAN.report.scale("systems"),
+    log:
+        f"{OUT}/logs/figures/systems_ldd_sets.{{testset}}.log",
+    conda:
+        ENV
+    shell:
+        "phenomt ldd figure-sets --table {input} {params.args} --output {output} > {log} 2>&1"
+
+
+rule systems_figure_mqm:
+    localrule: True
+    input:
+        lambda w: PLAN.systems.mqm_json(w.mqmset),
+    output:
+        png=report(
+            PLAN.systems.figure("mqm.{mqmset}", "png"),
+            caption="../report/systems_mqm.rst",
+            category=PLAN.report.category("systems"),
+            subcategory="Figures",
+            labels=lambda w: {"figure": f"MQM against metrics, {w.mqmset}"},
+        ),
+        svg=PLAN.systems.figure("mqm.{mqmset}", "svg"),
+    wildcard_constraints:
+        mqmset="[^/]+",
+    params:
+        scale=lambda w: PLAN.report.scale("systems"),
+    log:
+        f"{OUT}/logs/figures/systems_mqm.{{mqmset}}.log",
+    conda:
+        ENV
+    shell:
+        "phenomt systems figure-mqm --mqm {input} --output {output} > {log} 2>&1"

@@ -122,7 +122,8 @@ class Plan:
 
     def figures(self) -> list[str]:
         """The figures drawn from the tables (those of ``lexcons`` are among its tables)."""
-        return [*self.models.learning_curves(), *self.ldd.figures(), *self.nat.figures()]
+        return [*self.systems.figures(), *self.models.learning_curves(), *self.ldd.figures(),
+                *self.nat.figures()]
 
     def targets(self) -> list[str]:
         """Everything `snakemake` builds by default: the tables, figures and document-id

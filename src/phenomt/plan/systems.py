@@ -105,8 +105,21 @@ class SystemsPlan(SectionPlan):
         src, tgt = self._langs(testset)
         return shell_args([("--src", self.source(testset)), ("--ref", self.reference(testset)),
                            ("--source-lang", src), ("--target-lang", tgt),
+                           ("--tokens", self.tokens(testset)),
                            ("--samples", self.section["samples"]),
                            ("--seed", self.section["seed"])])
+
+    def tokens(self, testset: str) -> list[str]:
+        """The word tokens of the test set's source and reference, written once for the
+        CRR/DRR jobs of all its systems."""
+        return [f"{self.dir(testset)}/tokens.{side}" for side in ("src", "ref")]
+
+    def tokenize_args(self, testset: str) -> str:
+        src, tgt = self._langs(testset)
+        source, reference = self.tokens(testset)
+        return shell_args([("--src", self.source(testset)), ("--ref", self.reference(testset)),
+                           ("--source-lang", src), ("--target-lang", tgt),
+                           ("--src-out", source), ("--ref-out", reference)])
 
     def mask_args(self, testset: str) -> str:
         mask = self.mask(testset)
@@ -326,6 +339,26 @@ class SystemsPlan(SectionPlan):
                for ext in ("md", "csv")]
         mqm = [self.mqm_table(m, ext) for m in self.mqm_sets for ext in ("md", "csv")]
         return [*base, *ldd, *mqm]
+
+    # --- figures: the findings a reader looks at first ---------------------------------------
+    def figure(self, name: str, ext: str) -> str:
+        """``redundancy``, ``ldd_sets.<test set>`` or ``mqm.<MQM set>``."""
+        return f"{self.out}/figures/systems_{name}.{ext}"
+
+    def figure_names(self) -> list[str]:
+        if not self.testsets:
+            return []
+        return ["redundancy", *(f"ldd_sets.{t}" for t in self.ldd_testsets),
+                *(f"mqm.{m}" for m in self.mqm_sets)]
+
+    def figures(self) -> list[str]:
+        return [self.figure(n, ext) for n in self.figure_names() for ext in ("png", "svg")]
+
+    def ldd_figure_args(self, testset: str) -> str:
+        return shell_args([("--sets", "set"), ("--systems-as-columns", self.systems(testset)),
+                           ("--baseline-set", "full test set"),
+                           ("--title", f"{testset}: BLEU of each challenge set beside the full "
+                                       "test set, 95% intervals")])
 
     def check(self) -> None:
         if not self.section:
