@@ -294,6 +294,35 @@ def test_installed_it_runs_the_workflow_s_scoring_of_given_systems(light, mirror
 
 
 @pytest.mark.integration
+def test_installed_phenomt_evaluate_scores_two_outputs_of_a_test_set_no_config_names(
+        light, mirror, tmp_path):
+    """`phenomt evaluate` of the light install on the first 300 lines of WMT21 De→En (files
+    no config names) with two outputs, from outside the checkout and without the venv on
+    PATH: tables, figures and report, LDD challenge sets included (UDPipe from the mirror)."""
+    lines = 300
+    files = {}
+    for name, path in (("src.de", SYSOUT / "_testset" / "newstest2021.de"), ("ref.en", REF),
+                       ("at.en", HYP), ("glat.en", SYSOUT / "VolcTrans-GLAT.en")):
+        text = (mirror / path).read_text(encoding="utf-8").splitlines()[:lines]
+        files[name] = tmp_path / name
+        files[name].write_text("\n".join(text) + "\n", encoding="utf-8")
+    result = subprocess.run(
+        [str(light.venv / "bin" / "phenomt"), "evaluate", "--src", str(files["src.de"]),
+         "--ref", str(files["ref.en"]), "--langs", "de-en", "--hyp", f"AT={files['at.en']}",
+         "--hyp", f"GLAT={files['glat.en']}", "--samples", "100", "--outdir", "eval"],
+        cwd=light.outside, capture_output=True, text=True, timeout=900,
+        env={**_env(light.venv), "PATH": "/usr/bin:/bin", "PHENOMT_MIRROR": str(mirror)})
+    assert result.returncode == 0, (result.stdout + result.stderr)[-5000:]
+    out = light.outside / "eval"
+    assert result.stdout.startswith(f"ref.de-en: {lines} lines, baseline AT")
+    assert "GLAT: BLEU" in result.stdout and "worst challenge set" in result.stdout
+    for table in ("systems_bleu", "systems_redundancy", "systems_ldd_table4.ref.de-en"):
+        assert (out / "results" / "tables" / f"{table}.md").is_file(), table
+    assert (out / "results" / "figures" / "systems_redundancy.png").is_file()
+    assert (out / "report.html").is_file()
+
+
+@pytest.mark.integration
 def test_installed_what_needs_torch_and_fairseq_says_so_in_one_line(light):
     for argv in TRAINING_COMMANDS[:1] + TRAINING_COMMANDS[-1:]:
         result = _run(light, "phenomt", *argv)

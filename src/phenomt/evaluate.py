@@ -66,7 +66,12 @@ def with_systems(config: dict, testset: str, hyps: list[tuple[str, Path]]) -> di
 
 
 def _run(args: argparse.Namespace) -> int:
-    config = load_config(args.configfile, validate=False)
+    configfile = Path(args.configfile or PROJECT_ROOT / "config" / "config.yaml")
+    if not configfile.is_file():
+        raise InputError(configfile, "no such config: give --configfile (outside a checkout "
+                                     "there is no default config; `phenomt evaluate` needs "
+                                     "none)")
+    config = load_config(configfile, validate=False)
     config = with_systems(config, args.testset, args.hyp)
     plan = Plan(load_config_dict(config))
     workdir = Path(args.directory).resolve()
@@ -364,6 +369,7 @@ def register_cli(tree) -> None:
     p.add_argument("--testset", required=True, help="a test set under systems.testsets")
     p.add_argument("--hyp", required=True, action="append", type=parse_hyp,
                    metavar="[NAME=]FILE", help="one hypothesis a line (repeatable)")
-    p.add_argument("--configfile", default=str(PROJECT_ROOT / "config" / "config.yaml"))
+    p.add_argument("--configfile", help="the config naming the test set (default: "
+                                         "config/config.yaml of the checkout)")
     p.add_argument("--directory", default=".", help="where results/ is (default: here)")
     p.add_argument("--cores", type=int, default=2)
