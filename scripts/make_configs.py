@@ -137,7 +137,7 @@ def findings(config: dict) -> dict:
     nat.update(FINDINGS_NAT)
     return {
         "outdir": "results/findings", "resources_dir": config["resources_dir"],
-        "mirror": None, "seed": config["seed"],
+        "mirror": None, "seed": config["seed"], "scale": "findings",
         "trained_note": (
             "Findings scale: Multi30k task 1 De->En (29,000 training pairs), small models "
             "trained on 2 CPU cores until validation stops improving; far smaller than the "

@@ -259,3 +259,13 @@ def test_the_plan_puts_figures_in_the_targets_and_tables_in_categories():
     for paper in ("data", "ldd", "nat", "lexcons", "systems"):
         assert plan.report.scale(paper).endswith(".")
     assert "transformer.de-en (de-en): transformer 2+2 layers" in plan.report.scale("ldd")
+
+
+def test_a_title_goes_above_every_panel_and_none_is_added_when_empty():
+    from phenomt.core.figures import add_title, close_figure, pyplot
+
+    fig, _ = pyplot().subplots(1, 2)
+    assert add_title(fig, "") is fig and fig._suptitle is None
+    add_title(fig, "BLEU (smoke scale: the models barely trained; not a finding)")
+    assert fig._suptitle.get_text().endswith("not a finding)")
+    close_figure(fig)

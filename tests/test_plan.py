@@ -212,3 +212,13 @@ def test_training_runs_are_every_training_with_its_rule_paths():
         assert re.search(rf'benchmark:\s+PLAN\.benchmark\("{step}", ', rules), step
     assert runs["concat"] == (plan.documents.checkpoint("concat"),
                               plan.benchmark("train", "concat"))
+
+
+def test_figures_of_smoke_scale_models_say_so_in_their_title():
+    from tests.conftest import TINY_CONFIG
+
+    assert "smoke scale" in Plan(load_config(TINY_CONFIG)).figure_title("BLEU")
+    findings = Plan(load_config(ROOT / "config" / "findings.yaml"))
+    assert findings.config["scale"] == "findings" and findings.figure_title("BLEU") == "BLEU"
+    for paper in (ROOT / "config" / "papers").glob("*.yaml"):
+        assert load_config(paper)["scale"] == "paper", paper.name

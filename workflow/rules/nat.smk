@@ -375,12 +375,14 @@ rule nat_figure_redundancy:
         svg=PLAN.nat.figure("redundancy", "svg"),
     params:
         scale=lambda w: PLAN.report.scale("nat"),
+        title=PLAN.figure_title("CRR and DRR of the NAT models, raw against distilled data"),
     log:
         f"{OUT}/logs/figures/nat_redundancy.log",
     conda:
         ENV
     shell:
-        "phenomt nat figure-redundancy --table {input} --output {output} > {log} 2>&1"
+        "phenomt nat figure-redundancy --table {input} --title {params.title:q}"
+        " --output {output} > {log} 2>&1"
 
 
 rule nat_figure_speedup:
@@ -398,9 +400,11 @@ rule nat_figure_speedup:
         svg=PLAN.nat.figure("speedup", "svg"),
     params:
         scale=lambda w: PLAN.report.scale("nat"),
+        title=PLAN.figure_title("Decoding speed-up of the NAT models over the AR teacher"),
     log:
         f"{OUT}/logs/figures/nat_speedup.log",
     conda:
         ENV
     shell:
-        "phenomt nat figure-speedup --table {input} --output {output} > {log} 2>&1"
+        "phenomt nat figure-speedup --table {input} --title {params.title:q}"
+        " --output {output} > {log} 2>&1"

@@ -129,12 +129,14 @@ rule ldd_figure_distance:
         svg=PLAN.ldd.figure("distance", "svg"),
     params:
         scale=lambda w: PLAN.report.scale("ldd"),
+        title=PLAN.figure_title("BLEU by dependency distance"),
     log:
         f"{OUT}/logs/figures/ldd_distance.log",
     conda:
         ENV
     shell:
-        "phenomt ldd figure-distance --table {input} --output {output} > {log} 2>&1"
+        "phenomt ldd figure-distance --table {input} --title {params.title:q}"
+        " --output {output} > {log} 2>&1"
 
 
 rule ldd_figure_sets:
@@ -153,9 +155,11 @@ rule ldd_figure_sets:
     params:
         scale=lambda w: PLAN.report.scale("ldd"),
         layout=lambda w: PLAN.ldd.sets_figure_args(),
+        title=PLAN.figure_title("Challenge sets against their baseline"),
     log:
         f"{OUT}/logs/figures/ldd_sets.log",
     conda:
         ENV
     shell:
-        "phenomt ldd figure-sets --table {input} {params.layout} --output {output} > {log} 2>&1"
+        "phenomt ldd figure-sets --table {input} {params.layout} --title {params.title:q}"
+        " --output {output} > {log} 2>&1"

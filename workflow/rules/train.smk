@@ -103,7 +103,7 @@ rule learning_curve:
         svg=f"{OUT}/figures/learning_curve.{{model}}.svg",
     params:
         info=lambda w, input: os.path.splitext(input[0])[0] + ".json",
-        title=lambda w: f"{w.model}: validation BLEU by epoch",
+        title=lambda w: PLAN.figure_title(f"{w.model}: validation BLEU by epoch"),
     log:
         f"{OUT}/logs/learning_curve/{{model}}.log",
     conda:

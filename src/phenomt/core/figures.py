@@ -56,6 +56,15 @@ def save_figure(fig: Figure, outputs: Sequence[str | os.PathLike[str]]) -> None:
             fig.savefig(handle, format=kind, metadata=metadata, bbox_inches="tight")
 
 
+def add_title(fig: Figure, title: str) -> Figure:
+    """``title`` above every panel of ``fig`` (nothing when empty), e.g. the scale of the run
+    that trained the models drawn."""
+    if title:
+        fig.suptitle(title, fontsize=10)
+        fig.tight_layout(rect=(0, 0, 1, 0.96))
+    return fig
+
+
 def close_figure(fig: Figure) -> None:
     pyplot().close(fig)
 

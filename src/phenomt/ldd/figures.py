@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from phenomt.core.figures import (
     Score,
+    add_title,
     close_figure,
     parse_number,
     parse_score,
@@ -228,7 +229,7 @@ def _draw(fig: Figure, outputs: Sequence[str], what: str) -> int:
 
 def _distance_command(args: argparse.Namespace) -> int:
     rows = _filter(read_table(args.table), args.where, args.table)
-    fig = draw_distance(rows, args.table)
+    fig = add_title(draw_distance(rows, args.table), args.title)
     return _draw(fig, args.output, f"{sum(len(a.lines) for a in fig.axes)} lines")
 
 
@@ -252,6 +253,7 @@ def register_cli(tree) -> None:
     p = tree.add("ldd figure-distance", "Figure: BLEU by dependency distance per phenomenon "
                  "(from Table 5)", _distance_command)
     p.add_argument("--table", required=True, help="ldd_table5.csv")
+    p.add_argument("--title", default="", help="a title above the panels")
     p.add_argument("--where", action="append", default=[], metavar="COLUMN=VALUE[,VALUE]",
                    help="keep only the rows with one of these values (repeatable)")
     p.add_argument("--output", nargs="+", required=True, help="PNG and/or SVG paths")

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from phenomt.core.figures import (
+    add_title,
     close_figure,
     parse_number,
     pyplot,
@@ -129,11 +130,13 @@ def _save(fig: Figure, outputs: Sequence[str]) -> int:
 
 
 def _redundancy_command(args: argparse.Namespace) -> int:
-    return _save(draw_redundancy(read_table(args.table), args.metrics, args.table), args.output)
+    fig = draw_redundancy(read_table(args.table), args.metrics, args.table)
+    return _save(add_title(fig, args.title), args.output)
 
 
 def _speedup_command(args: argparse.Namespace) -> int:
-    return _save(draw_speedup(read_table(args.table), args.table), args.output)
+    return _save(add_title(draw_speedup(read_table(args.table), args.table), args.title),
+                 args.output)
 
 
 def register_cli(tree) -> None:
@@ -142,9 +145,11 @@ def register_cli(tree) -> None:
     p.add_argument("--table", required=True, help="nat_table10.csv (or nat_table5.csv)")
     p.add_argument("--metrics", nargs="+", default=list(DEFAULT_METRICS),
                    help="the columns to draw, one panel each")
+    p.add_argument("--title", default="", help="a title above the panels")
     p.add_argument("--output", nargs="+", required=True, help="PNG and/or SVG paths")
 
     p = tree.add("nat figure-speedup", "Figure: decoding speed-up of each NAT model over AR "
                  "(from the speed table)", _speedup_command)
     p.add_argument("--table", required=True, help="nat_speed.csv")
+    p.add_argument("--title", default="", help="a title above the panels")
     p.add_argument("--output", nargs="+", required=True, help="PNG and/or SVG paths")

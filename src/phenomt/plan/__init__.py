@@ -120,6 +120,13 @@ class Plan:
         """One file of a declared table."""
         return table_path(self.out, stem, ext)
 
+    def figure_title(self, text: str) -> str:
+        """The title of a figure drawn from the models this run trains: smoke-scale models
+        are said to be so, so that nobody reads their numbers as a finding."""
+        if self.config["scale"] == "smoke":
+            return f"{text} (smoke scale: the models barely trained; not a finding)"
+        return text
+
     def figures(self) -> list[str]:
         """The figures drawn from the tables (those of ``lexcons`` are among its tables)."""
         return [*self.systems.figures(), *self.models.learning_curves(), *self.ldd.figures(),
