@@ -201,3 +201,32 @@ def test_evaluate_any_test_set_outside_the_checkout_without_the_venv_on_path(tmp
     assert ran.count("systems_ldd_score") == 1
     assert not {"align_train", "parse", "ldd_extract_lexical"} & set(ran)
     assert "Online-B:" in again.stdout and "VolcTrans-GLAT:" in again.stdout
+
+
+def test_mqm_annotations_become_an_mqm_set_of_the_test_set(tmp_path):
+    import yaml
+
+    from phenomt.evaluate import CONFIG, evaluate_config, load_config_dict, merged_hyps, mqm_set
+    from phenomt.plan import Plan
+
+    annotations = ROOT / "tests" / "data" / "systems" / "mqm.tsv"
+    assert mqm_set(annotations, "t.mqm", "de", "en") == {
+        "annotations": "t.mqm", "src": "de", "tgt": "en", "systems": ["A", "B", "C", "D", "ref"],
+        "reference": "ref", "ltcr": False}
+    assert mqm_set(annotations, "t.mqm", "zh", "en")["ltcr"] is True
+    request = _request(tmp_path, mqm=annotations)
+    config = evaluate_config(request)
+    plan = Plan(load_config_dict(config))
+    plan.check()
+    assert plan.systems.mqm_sets == ["t.de-en"]
+    assert config["downloads"]["t.de-en.mqm"]["mirror"] == str(annotations)
+    # a rerun without --mqm keeps the annotations of the earlier run
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / CONFIG).write_text(yaml.safe_dump(config), encoding="utf-8")
+    assert merged_hyps(tmp_path / "out", _request(tmp_path), False).mqm == annotations
+    no_ref = tmp_path / "no_ref.tsv"
+    no_ref.write_text("".join(line for line in annotations.read_text(encoding="utf-8")
+                              .splitlines(keepends=True) if not line.startswith("ref\t")),
+                      encoding="utf-8")
+    with pytest.raises(InputError, match="no system 'ref'"):
+        mqm_set(no_ref, "t.mqm", "de", "en")

@@ -34,6 +34,7 @@ from phenomt.core.tables import load_json
 from phenomt.plan import PROJECT_ROOT, SNAKEFILE, Plan, load_config
 from phenomt.plan.config import read_catalog
 from phenomt.systems.challenge import MIN_INTERVAL_SENTENCES
+from phenomt.systems.mqm import read_mqm
 from phenomt.systems.outputs import check_line_count, empty_lines, read_text
 from phenomt.systems.scores import METRIC_KEYS, sacrebleu_keys
 
@@ -127,6 +128,7 @@ class Request:
     metrics: tuple[str, ...]
     samples: int
     mirror: str | None
+    mqm: Path | None = None
 
 
 def parse_langs(text: str) -> tuple[str, str]:
@@ -199,11 +201,28 @@ def evaluate_config(request: Request) -> dict[str, Any]:
                                     if system != request.baseline],
                         "outputs": outputs}}},
     }
+    if request.mqm is not None:
+        config["downloads"][f"{name}.mqm"] = {"url": None, "mirror": str(request.mqm)}
+        config["systems"]["mqm"] = {name: mqm_set(request.mqm, f"{name}.mqm", s, t)}
     if request.ldd:
         config["ldd"] = {"corpora": {}, "directions": {f"{s}-{t}": {"models": []}},
                          "udpipe": {s: _udpipe(s, request.mirror)},
                          "align": {"extra": list(request.align_extra)}}
     return config
+
+
+def mqm_set(path: Path, download: str, src: str, tgt: str) -> dict[str, Any]:
+    """The MQM set of an annotation file (Google's WMT MQM layout): every annotated system,
+    the human translation ``ref`` as the metrics' reference, LTCR for Zh->En."""
+    systems = sorted({row.system for row in read_mqm(path)})
+    if "ref" not in systems:
+        raise InputError(path, "no system 'ref' among the annotated outputs: the metrics "
+                               "beside the MQM rates take the human translation as reference")
+    if len(systems) < 3:
+        raise InputError(path, f"{len(systems) - 1} annotated system(s) besides 'ref': a "
+                               "rank correlation needs more")
+    return {"annotations": download, "src": src, "tgt": tgt, "systems": systems,
+            "reference": "ref", "ltcr": (src, tgt) == ("zh", "en")}
 
 
 def merged_hyps(outdir: Path, request: Request, baseline_given: bool) -> Request:
@@ -228,7 +247,9 @@ def merged_hyps(outdir: Path, request: Request, baseline_given: bool) -> Request
                                       f"{outdir}: give the new file another name")
         hyps[system] = path
     baseline = request.baseline if baseline_given else testset["baseline"]
-    return replace(request, hyps=tuple(hyps.items()), baseline=baseline)
+    earlier_mqm = downloads.get(f"{request.name}.mqm", {}).get("mirror")
+    mqm = request.mqm or (Path(earlier_mqm) if earlier_mqm else None)
+    return replace(request, hyps=tuple(hyps.items()), baseline=baseline, mqm=mqm)
 
 
 def _snakemake(*args: str) -> list[str]:
@@ -286,7 +307,8 @@ def _evaluate(args: argparse.Namespace) -> int:
         baseline=args.baseline or names[0],
         ldd=not args.no_ldd and src_lang in UDPIPE and tgt_lang in UDPIPE,
         align_extra=tuple(args.align_extra), metrics=tuple(args.metrics),
-        samples=args.samples, mirror=str(mirror) if mirror else None)
+        samples=args.samples, mirror=str(mirror) if mirror else None,
+        mqm=Path(args.mqm).resolve() if args.mqm else None)
     request = merged_hyps(outdir, request, args.baseline is not None)
     if request.baseline not in dict(request.hyps):
         raise InputError("--baseline", f"{request.baseline!r} is none of the systems")
@@ -354,6 +376,9 @@ def register_cli(tree) -> None:
                         f"{' '.join(METRIC_KEYS)})")
     p.add_argument("--samples", type=positive_int, default=1000,
                    help="bootstrap samples of every interval and paired test")
+    p.add_argument("--mqm", help="MQM annotations (Google's WMT MQM TSV layout): error rates "
+                                 "per annotated system beside DRR (and LTCR for zh-en), with "
+                                 "Spearman's rho")
     p.add_argument("--no-ldd", action="store_true",
                    help="skip the long-distance-dependency challenge sets")
     p.add_argument("--align-extra", nargs="+", default=[], metavar="CORPUS",
