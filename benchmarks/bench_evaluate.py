@@ -18,8 +18,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
+
+from bench_redundancy import best_of  # this folder is on sys.path when run as a script
 
 from phenomt.core.fetch import find_mirror
 from phenomt.systems import scores
@@ -28,15 +29,6 @@ from phenomt.systems.outputs import read_text
 ROOT = Path(__file__).resolve().parents[1]
 PAIR = "newstest2017.en-de"
 SYSTEMS = ("uedin-nmt", "KIT", "online-B")
-
-
-def best_of(repeats: int, run: Callable[[], object]) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def per_system(mirror: Path, repeats: int, work: Path) -> None:

@@ -168,16 +168,23 @@ def test_schema_lists_the_registered_sacrebleu_metrics():
     assert set(metrics["default"]) == set(scores.METRIC_KEYS)
 
 
-def test_ter_goes_through_the_command_into_the_systems_table(tmp_path):
-    import sacrebleu
-
+def _score_good_and_empty(tmp_path, *options: str) -> Path:
+    """`systems score` of a good output (the reference with one word changed) and of the
+    empty-lines output, the baseline; returns the good output's file."""
     hyp = tmp_path / "good.en"
     hyp.write_text(REF.read_text(encoding="utf-8").replace("moon", "sun"), encoding="utf-8")
     for name, path in (("good", hyp), ("empty", DATA / "hyp_empty.en")):
         assert run("systems", "score", "--testset", "toy", "--system", name, "--hyp", path,
                    "--ref", REF, "--target-lang", "en", "--baseline", "empty",
-                   "--baseline-hyp", DATA / "hyp_empty.en", "--samples", "100",
-                   "--metrics", "bleu", "ter", "--output", tmp_path / f"{name}.json") == 0
+                   "--baseline-hyp", DATA / "hyp_empty.en", "--samples", "100", *options,
+                   "--output", tmp_path / f"{name}.json") == 0
+    return hyp
+
+
+def test_ter_goes_through_the_command_into_the_systems_table(tmp_path):
+    import sacrebleu
+
+    hyp = _score_good_and_empty(tmp_path, "--metrics", "bleu", "ter")
     record = json.loads((tmp_path / "good.json").read_text(encoding="utf-8"))
     assert record["metrics"] == ["bleu", "ter"] and "chrf" not in record["subsets"]["all"]
     lines = hyp.read_text(encoding="utf-8").splitlines()
@@ -306,14 +313,8 @@ def test_mqm_disagreeing_copies_are_refused(tmp_path):
 # --------------------------------------------------------------------------- CLI and tables
 
 def test_commands_write_records_and_tables(tmp_path):
-    hyp = tmp_path / "good.en"
-    hyp.write_text(REF.read_text(encoding="utf-8").replace("moon", "sun"), encoding="utf-8")
+    hyp = _score_good_and_empty(tmp_path, "--origin", "hand-made", "--licence", "CC0")
     for name, path in (("good", hyp), ("empty", DATA / "hyp_empty.en")):
-        assert run("systems", "score", "--testset", "toy", "--system", name, "--hyp", path,
-                   "--ref", REF, "--target-lang", "en", "--baseline", "empty",
-                   "--baseline-hyp", DATA / "hyp_empty.en", "--samples", "100",
-                   "--origin", "hand-made", "--licence", "CC0",
-                   "--output", tmp_path / f"{name}.json") == 0
         assert run("systems", "redundancy", "--testset", "toy", "--system", name, "--hyp", path,
                    "--src", DATA / "src.de", "--ref", REF, "--source-lang", "de",
                    "--target-lang", "en", "--samples", "100",

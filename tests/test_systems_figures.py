@@ -6,6 +6,7 @@ import csv
 
 import pytest
 
+from phenomt.core.figures import close_figure
 from phenomt.core.io import InputError
 from phenomt.systems import figures
 
@@ -40,7 +41,7 @@ def test_redundancy_panels_per_test_set_sorted_and_coloured_by_kind(tmp_path):
     assert widths == [0.90, 1.14, 1.15]
     assert first.patches[1].get_facecolor() != first.patches[2].get_facecolor()
     assert [round(p.get_width(), 2) for p in second.patches] == [2.00]
-    figures.close_figure(fig)
+    close_figure(fig)
 
 
 def test_redundancy_refuses_a_table_without_its_columns(tmp_path):
@@ -72,7 +73,7 @@ def test_mqm_one_panel_per_metric_and_category_with_rho_and_n():
     assert titles == ["ρ = +1.00, n = 3", "ρ = +1.00, n = 3", "ρ = -1.00, n = 3",
                       "ρ = -1.00, n = 3"]
     assert all(len(ax.collections[0].get_offsets()) == 3 for ax in fig.axes)
-    figures.close_figure(fig)
+    close_figure(fig)
     with pytest.raises(InputError, match="no metric"):
         figures.draw_mqm({"correlations": []})
 

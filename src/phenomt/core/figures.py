@@ -69,6 +69,14 @@ def close_figure(fig: Figure) -> None:
     pyplot().close(fig)
 
 
+def write_figure(fig: Figure, outputs: Sequence[str | os.PathLike[str]], what: str) -> int:
+    """A figure command's end: write ``fig`` to ``outputs``, free it and say what it drew."""
+    save_figure(fig, outputs)
+    close_figure(fig)
+    print(f"{', '.join(map(str, outputs))}: {what}")
+    return 0
+
+
 def read_table(path: str | os.PathLike[str]) -> list[dict[str, str]]:
     """The rows of a finished CSV table as strings (empty cells as ``""``), or an
     InputError naming the file."""

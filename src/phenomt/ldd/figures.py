@@ -22,13 +22,12 @@ from typing import TYPE_CHECKING
 from phenomt.core.figures import (
     Score,
     add_title,
-    close_figure,
     parse_number,
     parse_score,
     pyplot,
     read_table,
     require_columns,
-    save_figure,
+    write_figure,
 )
 from phenomt.core.io import InputError
 
@@ -220,17 +219,10 @@ def _filter(rows: list[dict[str, str]], where: Sequence[str], path: str) -> list
     return rows
 
 
-def _draw(fig: Figure, outputs: Sequence[str], what: str) -> int:
-    save_figure(fig, outputs)
-    close_figure(fig)
-    print(f"{', '.join(outputs)}: {what}")
-    return 0
-
-
 def _distance_command(args: argparse.Namespace) -> int:
     rows = _filter(read_table(args.table), args.where, args.table)
     fig = add_title(draw_distance(rows, args.table), args.title)
-    return _draw(fig, args.output, f"{sum(len(a.lines) for a in fig.axes)} lines")
+    return write_figure(fig, args.output, f"{sum(len(a.lines) for a in fig.axes)} lines")
 
 
 def _sets_command(args: argparse.Namespace) -> int:
@@ -246,7 +238,7 @@ def _sets_command(args: argparse.Namespace) -> int:
     if not bars:
         raise InputError(args.table, "no challenge sets to draw")
     fig = draw_sets_vs_baseline(bars, args.value, args.title)
-    return _draw(fig, args.output, f"{len(bars)} sets")
+    return write_figure(fig, args.output, f"{len(bars)} sets")
 
 
 def register_cli(tree) -> None:

@@ -16,12 +16,11 @@ from typing import TYPE_CHECKING
 
 from phenomt.core.figures import (
     add_title,
-    close_figure,
     parse_number,
     pyplot,
     read_table,
     require_columns,
-    save_figure,
+    write_figure,
 )
 from phenomt.core.io import InputError
 
@@ -122,11 +121,7 @@ def draw_speedup(rows: Sequence[Mapping[str, str]], path: str | os.PathLike[str]
 
 
 def _save(fig: Figure, outputs: Sequence[str]) -> int:
-    bars = sum(len(ax.patches) for ax in fig.axes)
-    save_figure(fig, outputs)
-    close_figure(fig)
-    print(f"{', '.join(outputs)}: {bars} bars")
-    return 0
+    return write_figure(fig, outputs, f"{sum(len(ax.patches) for ax in fig.axes)} bars")
 
 
 def _redundancy_command(args: argparse.Namespace) -> int:

@@ -19,12 +19,11 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from phenomt.core.figures import (
-    close_figure,
     parse_score,
     pyplot,
     read_table,
     require_columns,
-    save_figure,
+    write_figure,
 )
 from phenomt.core.io import InputError
 from phenomt.core.tables import load_json
@@ -133,21 +132,14 @@ def draw_mqm(record: Mapping, path: str | os.PathLike[str] = "record") -> Figure
 
 # --------------------------------------------------------------------------- command line
 
-def _save(fig: Figure, outputs: Sequence[str], what: str) -> int:
-    save_figure(fig, outputs)
-    close_figure(fig)
-    print(f"{', '.join(outputs)}: {what}")
-    return 0
-
-
 def _redundancy_command(args: argparse.Namespace) -> int:
     fig = draw_redundancy(read_table(args.table), args.table)
-    return _save(fig, args.output, f"{len(fig.axes)} test sets")
+    return write_figure(fig, args.output, f"{len(fig.axes)} test sets")
 
 
 def _mqm_command(args: argparse.Namespace) -> int:
     fig = draw_mqm(load_json(args.mqm), args.mqm)
-    return _save(fig, args.output, f"{len(fig.axes)} panels")
+    return write_figure(fig, args.output, f"{len(fig.axes)} panels")
 
 
 def register_cli(tree) -> None:
