@@ -148,7 +148,7 @@ def findings(config: dict) -> dict:
         "corpora": corpora}
 
 
-# The teacher: sizes chosen from measurements on this machine (README, "Findings").
+# The teacher: sizes chosen from measurements on this machine (docs/findings.md).
 FINDINGS_TEACHER = {
     "merges": 6000,
     # 2 layers of 192 dimensions: 2,960 target words/s on one core beside a second training
