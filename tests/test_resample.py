@@ -161,3 +161,29 @@ def test_redundancy_bootstrap_record_by_hand():
     assert measure_score("redundancy")(totals) == pytest.approx(3 / 7)
     low, high = record["crr_ci"]
     assert low <= 1 / 7 <= high and high <= 1 / 3 + 1e-12
+
+
+def test_randomization_of_identical_systems_gives_p_one():
+    stats = np.array([[1, 2], [0, 3], [2, 2]], dtype=float)
+    assert resample.paired_randomization(stats, stats, RATIO, trials=99, seed=1) == 1.0
+
+
+def test_randomization_p_by_hand_on_two_sentences():
+    # a scores 1/1 on both sentences, b 0/1: the ratio difference is 1 - 0 = 1. Swapping
+    # sentences gives a - b in {1, 0, 0, -1} with probability 1/4 each, so |d| >= 1 in half
+    # of the trials: p -> (1 + trials/2) / (trials + 1), about 0.5.
+    a = np.array([[1, 1], [1, 1]], dtype=float)
+    b = np.array([[0, 1], [0, 1]], dtype=float)
+    p = resample.paired_randomization(a, b, RATIO, trials=20000, seed=3)
+    assert p == pytest.approx(0.5, abs=0.01)
+    assert p == resample.paired_randomization(a, b, RATIO, trials=20000, seed=3)
+
+
+def test_randomization_finds_a_consistent_difference():
+    rng = np.random.default_rng(0)
+    a = np.column_stack([rng.integers(5, 10, 200), np.full(200, 10)]).astype(float)
+    b = a.copy()
+    b[:, 0] -= 2  # every sentence of b has two hits fewer
+    assert resample.paired_randomization(a, b, RATIO, trials=999, seed=2) == 1 / 1000
+    with pytest.raises(ValueError, match="200 against 199"):
+        resample.paired_randomization(a, b[:-1], RATIO)

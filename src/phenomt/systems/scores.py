@@ -25,8 +25,8 @@ record. Intervals are percentile intervals of a sentence bootstrap of the pooled
 (:mod:`phenomt.core.metrics.resample`, the resampling every registered metric uses); two
 systems are compared with a paired sentence bootstrap (same resampled sentences for both; p
 from the centred bootstrap distribution of the difference) and
-a paired approximate randomization (``scipy.stats.permutation_test``, swapping the two systems'
-sentences).
+a paired approximate randomization (:func:`phenomt.core.metrics.resample.paired_randomization`,
+swapping the two systems' sentences).
 
 Empty hypotheses are scored as empty (see :mod:`phenomt.systems.outputs`); their count is in
 the record. A mask (newstest2021 Zh→En's official lines) makes its subset the main result and
@@ -36,7 +36,6 @@ all lines a secondary one.
 from __future__ import annotations
 
 import contextlib
-import inspect
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -48,7 +47,6 @@ from phenomt.core.metrics import base as metrics
 from phenomt.core.metrics import resample
 from phenomt.core.metrics.bleu import default_tokenizer
 from phenomt.core.metrics.redundancy import (
-    MEASURE_COLUMNS,
     EmbeddingSynonyms,
     SentenceRedundancy,
     default_stopword_count,
@@ -292,13 +290,6 @@ def redundancy_setup(reference_tokens: Sequence[Sequence[str]], target_lang: str
     return RedundancySetup(frozenset(stopwords), synonyms, settings)
 
 
-def _seed_keyword() -> str:
-    # scipy >= 1.15 names the generator `rng`; older releases call it `random_state`.
-    from scipy.stats import permutation_test
-
-    return "rng" if "rng" in inspect.signature(permutation_test).parameters else "random_state"
-
-
 MEASURES = ("crr", "drr", "redundancy")
 
 
@@ -327,28 +318,6 @@ def bootstrap_ratios(results: Sequence[SentenceRedundancy], *, samples: int = 10
     return found
 
 
-def _randomization_p(a: np.ndarray, b: np.ndarray, measure: str, trials: int,
-                     seed: int) -> float:
-    """Approximate randomization (scipy's paired permutation test): each sentence's two
-    systems are swapped at random; p of the absolute difference of the pooled ratios."""
-    from scipy.stats import permutation_test
-
-    columns = list(MEASURE_COLUMNS[measure])
-    both = np.concatenate([a, b])
-    numerator, denominator = both[:, columns].sum(axis=1), both[:, 2]
-
-    def difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return (numerator[x].sum(axis=axis) / denominator[x].sum(axis=axis)
-                    - numerator[y].sum(axis=axis) / denominator[y].sum(axis=axis))
-
-    index = np.arange(len(a))
-    test = permutation_test((index, index + len(a)), difference, permutation_type="samples",
-                            vectorized=True, n_resamples=trials, batch=200,
-                            **{_seed_keyword(): np.random.default_rng(seed)})
-    return float(test.pvalue)
-
-
 def paired_redundancy_test(a: Sequence[SentenceRedundancy], b: Sequence[SentenceRedundancy],
                            *, samples: int = 1000, trials: int = 10000,
                            seed: int = DEFAULT_SEED, confidence: float = CONFIDENCE,
@@ -368,8 +337,9 @@ def paired_redundancy_test(a: Sequence[SentenceRedundancy], b: Sequence[Sentence
                                              samples=samples, seed=seed,
                                              confidence=confidence)
         found[measure] = {**compared.as_dict(),
-                          "p_randomization": _randomization_p(stats_a, stats_b, measure,
-                                                              trials, seed),
+                          "p_randomization": resample.paired_randomization(
+                              stats_a, stats_b, measure_score(measure), trials=trials,
+                              seed=seed),
                           "significant": compared.significant(alpha)}
     return found
 

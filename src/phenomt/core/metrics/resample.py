@@ -153,6 +153,34 @@ def paired_bootstrap(stats_a: Sequence | np.ndarray, stats_b: Sequence | np.ndar
     return Comparison(float(score_a), float(score_b), float(observed), low, high, p)
 
 
+def paired_randomization(stats_a: Sequence | np.ndarray, stats_b: Sequence | np.ndarray,
+                         score: Score, *, trials: int = 10_000, seed: int = DEFAULT_SEED,
+                         batch: int = 500) -> float:
+    """Two-sided p of score(a) - score(b) by paired approximate randomization (Riezler &
+    Maxwell 2005): each trial swaps the two systems' statistics of every sentence with
+    probability 1/2; p = (1 + trials with |difference| >= |observed|) / (trials + 1), so
+    identical systems get p = 1. A trial's summed statistics are one matrix product (swapping
+    sentence i moves b_i - a_i from b's total to a's), some ten times faster than scipy's
+    permutation_test, whose paired resampling loops in Python."""
+    a, b = _statistics(stats_a), _statistics(stats_b)
+    if len(a) != len(b):
+        raise ValueError(f"paired test on {len(a)} against {len(b)} sentences")
+    if trials < 1:
+        raise ValueError(f"trials must be positive, got {trials}")
+    total_a, total_b, moved = a.sum(axis=0), b.sum(axis=0), b - a
+    observed = abs(score(total_a) - score(total_b))
+    rng = np.random.default_rng(seed)
+    extreme = 0
+    for start in range(0, trials, batch):
+        swaps = rng.integers(0, 2, size=(min(batch, trials - start), len(a))).astype(np.float64)
+        shift = swaps @ moved
+        for row in shift:
+            # a tolerance, so that a tie is not lost to float rounding of the sums
+            if abs(score(total_a + row) - score(total_b - row)) >= observed - 1e-12:
+                extreme += 1
+    return (1 + extreme) / (trials + 1)
+
+
 @dataclass(frozen=True)
 class SeedTest:
     """Paired t-test of per-seed scores (seed i of a against seed i of b)."""
