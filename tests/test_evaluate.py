@@ -132,6 +132,11 @@ def test_generated_config_is_a_valid_plan_of_the_test_set(tmp_path):
     # the test set's files are linked from where they are, whatever the mirror
     assert config["downloads"]["t.de-en.de"] == {"url": None, "mirror": str(request.src)}
     assert config["ldd"]["udpipe"] == {"de": "udpipe.german-gsd-2.5"}  # no mirror given
+    extra = evaluate_config(type(request)(**{**request.__dict__,
+                                             "align_extra": ("multi30k.train",)}))
+    extra_plan = Plan(load_config_dict(extra))
+    extra_plan.check()
+    assert extra_plan.ldd.align_corpora() == ["t.de-en", "multi30k.train"]
     no_ldd = evaluate_config(type(request)(**{**request.__dict__, "ldd": False}))
     assert "ldd" not in no_ldd and not Plan(load_config_dict(no_ldd)).systems.ldd_testsets
 

@@ -205,6 +205,8 @@ def evaluate_config(request: Request) -> dict[str, Any]:
         config["downloads"][f"{name}.mqm"] = {"url": None, "mirror": str(request.mqm)}
         config["systems"]["mqm"] = {name: mqm_set(request.mqm, f"{name}.mqm", s, t)}
     if request.ldd:
+        # catalogued corpora the aligner trains on beside the test set
+        config["corpora"].update({corpus: {} for corpus in request.align_extra})
         config["ldd"] = {"corpora": {}, "directions": {f"{s}-{t}": {"models": []}},
                          "udpipe": {s: _udpipe(s, request.mirror)},
                          "align": {"extra": list(request.align_extra)}}
