@@ -184,4 +184,5 @@ def test_tiny_pipeline_end_to_end(tiny_run):
     stats = (planned.stdout + planned.stderr).split("Job stats:", 1)[1].split("Reasons:")[0]
     rules = set(re.findall(r"^([a-z_]+)\s+\d+$", stats, re.M)) - {"total"}
     assert rules == {"all", "systems_score", "systems_redundancy", "systems_ldd_score",
-                     "table_systems_bleu", "table_systems_redundancy", "table_systems_ldd"}, stats
+                     "table_systems_bleu", "table_systems_redundancy", "table_systems_ldd",
+                     "systems_figure_redundancy", "systems_figure_ldd_sets"}, stats
