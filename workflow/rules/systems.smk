@@ -398,7 +398,7 @@ rule systems_figure_mqm:
     wildcard_constraints:
         mqmset="[^/]+",
     params:
-        scale=lambda w: PLAN.report.scale("systems"),
+        scale=lambda w: PLAN.systems.mqm_scale(w.mqmset),
     log:
         f"{OUT}/logs/figures/systems_mqm.{{mqmset}}.log",
     conda:

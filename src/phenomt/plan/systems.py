@@ -354,6 +354,11 @@ class SystemsPlan(SectionPlan):
     def figures(self) -> list[str]:
         return [self.figure(n, ext) for n in self.figure_names() for ext in ("png", "svg")]
 
+    def mqm_scale(self, name: str) -> str:
+        """The scale line of an MQM figure's caption: its own, so that adding a system to a
+        test set does not redraw it."""
+        return f"the MQM annotations of {len(self.mqm_systems(name))} outputs ({name})."
+
     def ldd_figure_args(self, testset: str) -> str:
         return shell_args([("--sets", "set"), ("--systems-as-columns", self.systems(testset)),
                            ("--baseline-set", "full test set"),
