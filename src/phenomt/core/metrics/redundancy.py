@@ -653,10 +653,12 @@ def bootstrap_record(results: Sequence[SentenceRedundancy], samples: int,
     """Percentile intervals of CRR, DRR and CRR + DRR from ``samples`` sentence resamples,
     with the per-sentence statistics they were drawn from."""
     stats = sentence_statistics(results)
+    # one set of resamples for the three measures (the same seed gave the same draws anyway)
+    intervals = (resample.bootstrap_scores(stats, {m: measure_score(m) for m in MEASURE_COLUMNS},
+                                           samples=samples, seed=seed) if stats else {})
     found: dict = {}
     for measure in MEASURE_COLUMNS:
-        interval = (resample.bootstrap(stats, measure_score(measure), samples=samples,
-                                       seed=seed) if stats else None)
+        interval = intervals.get(measure)
         found[f"{measure}_ci"] = (None if interval is None or math.isnan(interval.value)
                                   else interval.as_list())
     found["bootstrap"] = {"samples": samples, "seed": seed,
