@@ -77,6 +77,31 @@ def test_breakdowns(scored):
     assert 0.0 <= low <= high <= 1.0
 
 
+def test_record_keeps_each_documents_judged_and_consistent_pairs(scored):
+    # test-1: L-All 3 of 6 + 1 of 3, L-Anno 1 of 3; test-2: L-All 1/3 + 1/1 + 1/1 judged,
+    # L-Anno 2 of 2 judged (the docstring's counts, per document)
+    assert scored["statistics"]["columns"] == list(ltcr.STATISTICS_COLUMNS)
+    assert scored["statistics"]["rows"] == [[9, 4, 3, 1], [5, 3, 2, 2]]
+    stats = ltcr.document_statistics(scored, "out.json")
+    assert stats.sum(axis=0).tolist() == [14, 7, 5, 3]  # the totals' judged and consistent
+
+
+def test_paired_test_over_documents_by_hand():
+    # a: 1 of 2 and 2 of 2 consistent; b: 0 of 2 and 1 of 2. Any resample of the two
+    # documents (both twice, or one of each) gives a - b = 0.5 exactly: the interval is
+    # [0.5, 0.5] and no centred resample reaches 0.5, so p = 1 / (samples + 1).
+    a = np.array([[2, 1, 0, 0], [2, 2, 0, 0]], dtype=float)
+    b = np.array([[2, 0, 0, 0], [2, 1, 0, 0]], dtype=float)
+    tested = ltcr.paired_test(a, b, samples=99, seed=3)
+    assert (tested.a, tested.b, tested.difference) == (0.75, 0.25, 0.5)
+    assert (tested.low, tested.high) == (0.5, 0.5)
+    assert tested.p == pytest.approx(0.01)
+    same = ltcr.paired_test(a, a, samples=99)
+    assert same.difference == 0.0 and same.p == 1.0
+    with pytest.raises(InputError, match=r"old\.json: no per-document LTCR statistics"):
+        ltcr.document_statistics({"l_all": 0.5}, "old.json")
+
+
 def test_output_is_deterministic(tmp_path, scored):
     out = tmp_path / "again.json"
     run(["score", "ltcr", "--testset", str(MINI), "--hyp", str(DATA / "hyp.txt"),

@@ -13,7 +13,9 @@ Definitions:
   order). A pair where either translation is empty cannot be judged: it is counted as
   *unjudged* and left out of the ratio.
 * LTCR = consistent / judged, micro-averaged over all pairs of the test set (``None`` when no
-  pair can be judged). Confidence intervals resample documents (percentile bootstrap).
+  pair can be judged). Confidence intervals resample documents (percentile bootstrap). A
+  record keeps each document's judged and consistent pairs, so that two hypotheses of the
+  same test set get a paired test over documents (:func:`paired_test`).
 
 Alignment: a Pharaoh file given by the caller, or sil-thot fast_align models
 (:mod:`phenomt.core.align`) trained once per test set on lower-cased tokens and applied to
@@ -31,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from phenomt.core.io import InputError, iter_lines, write_lines
+from phenomt.core.metrics import resample
 
 Position = tuple[int, int]
 """(sentence index within the document, token index), both 0-based."""
@@ -43,6 +46,8 @@ DEFAULT_STEMMER = "porter"
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 12345
 DEFAULT_LEVEL = 0.95
+#: Per-document columns of a record's ``statistics`` (the rows of a paired test).
+STATISTICS_COLUMNS = ("judged_all", "consistent_all", "judged_anno", "consistent_anno")
 
 
 # --------------------------------------------------------------------------------------------
@@ -271,8 +276,10 @@ def summarise(pairs: Sequence[Pair], verdicts: Sequence[bool | None], documents:
     intervals: dict[str, Any] = {"level": level, "resamples": resamples, "seed": seed,
                                  "unit": "document"}
     curve: dict[str, Any] = {"sizes": curve_sizes(documents)}
+    by_document = []
     for subset in ("all", "anno"):
         counts = per_document(pairs, verdicts, documents, subset)
+        by_document.append(counts)
         # separate streams for the two subsets, both fixed by the seed
         ratios = bootstrap_ratios(counts, resamples, seed + (subset == "anno"))
         intervals[f"l_{subset}"] = percentile_interval(ratios, level)
@@ -289,7 +296,30 @@ def summarise(pairs: Sequence[Pair], verdicts: Sequence[bool | None], documents:
                              for b, sub in by_bin.items()}
     record["intervals"] = intervals
     record["curve"] = curve
+    record["statistics"] = {"unit": "document", "columns": list(STATISTICS_COLUMNS),
+                            "rows": np.hstack(by_document).tolist()}
     return record
+
+
+def document_statistics(record: Mapping[str, Any], path: str | Path) -> np.ndarray:
+    """The per-document rows (:data:`STATISTICS_COLUMNS`) a record keeps; an error naming the
+    file when it has none (a record written before they were kept)."""
+    stats = record.get("statistics")
+    if not stats or stats.get("columns") != list(STATISTICS_COLUMNS):
+        raise InputError(path, "no per-document LTCR statistics: score it again with "
+                               "`phenomt score ltcr`")
+    return np.asarray(stats["rows"], dtype=np.float64).reshape(-1, len(STATISTICS_COLUMNS))
+
+
+def paired_test(stats_a: np.ndarray, stats_b: np.ndarray, subset: str = "all",
+                samples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+                ) -> resample.Comparison:
+    """L-All (``subset`` ``all``) or L-Anno of hypothesis a minus that of b on the same test
+    set, by a paired bootstrap over documents (both resampled with the same documents)."""
+    judged = STATISTICS_COLUMNS.index(f"judged_{subset}")
+    consistent = STATISTICS_COLUMNS.index(f"consistent_{subset}")
+    return resample.paired_bootstrap(stats_a, stats_b, resample.ratio(consistent, judged),
+                                     samples=samples, seed=seed)
 
 
 # --------------------------------------------------------------------------------------------
