@@ -136,6 +136,11 @@ def test_docids(tmp_path):
     bad = _write(tmp_path / "bad", "2\nx\n")
     with pytest.raises(InputError, match=r"bad:2"):
         read_docids("n_sent", bad)
+    lines = _write(tmp_path / "ids.txt", "talk.2\ntalk.2 \ntalk.5\n")
+    assert read_docids("lines", lines) == ["talk.2", "talk.2", "talk.5"]
+    gap = _write(tmp_path / "gap.txt", "talk.2\n\ntalk.5\n")
+    with pytest.raises(InputError, match=r"gap.txt:2: empty document id"):
+        read_docids("lines", gap)
 
 
 def test_blank_lines_separate_documents_and_are_dropped_as_empty_pairs(tmp_path):

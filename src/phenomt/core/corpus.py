@@ -35,7 +35,7 @@ from phenomt.core import layout
 from phenomt.core.doccontext import NO_DOCUMENT
 from phenomt.core.io import InputError, iter_lines, open_binary, write_json, write_lines
 
-DOCIDS_FORMATS = ("wmt_details", "n_sent", "blank_lines", "released_layout")
+DOCIDS_FORMATS = ("wmt_details", "n_sent", "blank_lines", "released_layout", "lines")
 _SEG = re.compile(r"<seg[^>]*>(.*)</seg>\s*$", re.IGNORECASE)
 _KEPT_TAG = re.compile(r"</?(title|description)>", re.IGNORECASE)
 _MOSES_ESCAPES = {"&bar;": "|", "&lt;": "<", "&gt;": ">", "&bra;": "[", "&ket;": "]",
@@ -149,9 +149,15 @@ def read_docids(fmt: str, path: str | Path) -> list[str]:
     """Document id of every segment: from a WMT ``details.tsv``, a Doc2Doc ``n_sent`` file
     (sentences per document), ``blank_lines``, a text file whose documents are separated
     by blank lines (each blank line takes the id of the document it closes; cleaning drops
-    it as an empty pair), or a ``released_layout`` folder (the document file names)."""
+    it as an empty pair), a ``released_layout`` folder (the document file names), or
+    ``lines``, one id a line (an empty line is an error naming it)."""
     if fmt == "wmt_details":
         return read_tsv(path, [3])[0]
+    if fmt == "lines":
+        ids = [line.strip() for line in iter_lines(path)]
+        if "" in ids:
+            raise InputError(path, "empty document id: one id a line", ids.index("") + 1)
+        return ids
     if fmt == "blank_lines":
         ids, document, open_document = [], 1, False
         for line in iter_lines(path):
