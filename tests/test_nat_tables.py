@@ -272,6 +272,54 @@ def test_checkpoint_candidates_include_epoch_checkpoints(tmp_path):
                      ("checkpoint_3_2000.pt", 2000), ("checkpoint10.pt", 7000)]
 
 
+def _selection_with_scores(tmp_path, monkeypatch, scores: dict[str, float], top: int):
+    """select_and_average over real checkpoint files, with validation BLEU per checkpoint
+    (and for the average, ``"model.pt"``) given by ``scores`` instead of a decode."""
+    torch = pytest.importorskip("torch")
+    import phenomt.nat.tables as tables
+
+    updates = {"checkpoint_2_250.pt": 250, "checkpoint_4_500.pt": 500,
+               "checkpoint_6_750.pt": 750}
+    for name, count in updates.items():
+        torch.save({"optimizer_history": [{"num_updates": count}],
+                    "model": {"w": torch.full((2,), float(count))}}, tmp_path / name)
+    monkeypatch.setattr(tables, "generate_in_process",
+                        lambda data_bin, options: tables.GenerateRun(options["path"], ""))
+    monkeypatch.setattr(tables, "validation_bleu",
+                        lambda output, references: scores[Path(output).name])
+    reference = tmp_path / "valid.tgt"
+    reference.write_text("a b\n", encoding="utf-8")
+    output = tmp_path / "model.pt"
+    record = tables.select_and_average(tmp_path, "bin", {}, reference, top, output)
+    return record, torch.load(output, map_location="cpu", weights_only=False)["model"]["w"]
+
+
+def test_an_average_that_validates_lower_is_replaced_by_the_best_checkpoint(
+        tmp_path, monkeypatch):
+    # 750 updates validate best (14.6); averaged with 500 (9.3) the weights give 625 and a
+    # validation BLEU of 5.5 < 14.6: the 750-update checkpoint is published instead.
+    scores = {"checkpoint_2_250.pt": 2.3, "checkpoint_4_500.pt": 9.3,
+              "checkpoint_6_750.pt": 14.6, "model.pt": 5.5}
+    record, weights = _selection_with_scores(tmp_path, monkeypatch, scores, top=2)
+    assert record["averaged"] == ["checkpoint_6_750.pt", "checkpoint_4_500.pt"]
+    assert record["average_bleu"] == 5.5
+    assert record["published"] == "checkpoint_6_750.pt"
+    assert weights.tolist() == [750.0, 750.0]
+    from phenomt.nat.tables import selection_label
+    assert selection_label(record) == ("best 1 of 3 (the average of 2 validated lower: "
+                                       "5.50 BLEU)")
+
+
+def test_an_average_at_least_as_good_as_the_best_checkpoint_is_kept(tmp_path, monkeypatch):
+    scores = {"checkpoint_2_250.pt": 2.3, "checkpoint_4_500.pt": 9.3,
+              "checkpoint_6_750.pt": 14.6, "model.pt": 14.6}
+    record, weights = _selection_with_scores(tmp_path, monkeypatch, scores, top=2)
+    assert record["published"] == "average"
+    assert weights.tolist() == [625.0, 625.0]  # (750 + 500) / 2
+    from phenomt.nat.tables import selection_label
+    assert selection_label(record) == "2 of 3"
+
+
 def test_score_pair_argument():
     assert parse_score_pair("a.json=b.json") == ("a.json", "b.json")
     with pytest.raises(Exception, match="BLEU_JSON=REDUNDANCY_JSON"):
@@ -343,9 +391,16 @@ def test_checkpoints_are_ranked_averaged_and_timed(tmp_path):
     assert record["averaged"] == [c["checkpoint"] for c in record["candidates"][:2]]
     chosen = [torch.load(save_dir / name, map_location="cpu", weights_only=False)["model"]
               for name in record["averaged"]]
-    averaged = torch.load(output, map_location="cpu", weights_only=False)["model"]
+    published = torch.load(output, map_location="cpu", weights_only=False)["model"]
     key = "encoder.embed_tokens.weight"
-    assert torch.allclose(averaged[key], (chosen[0][key] + chosen[1][key]) / 2)
+    # the average was validated; it decodes unless it scored below the best checkpoint
+    assert isinstance(record["average_bleu"], float)
+    if record["published"] == "average":
+        assert record["average_bleu"] >= record["candidates"][0]["bleu"]
+        assert torch.allclose(published[key], (chosen[0][key] + chosen[1][key]) / 2)
+    else:
+        assert record["published"] == record["averaged"][0]
+        assert torch.equal(published[key], chosen[0][key])
     speeds = measure_speed(data_bin, output, options, [1, 8], expected=8)
     assert [s["batch_size"] for s in speeds] == [1, 8]
     assert all(s["sentences"] == 8 and s["sentences_per_second"] > 0 for s in speeds)

@@ -198,7 +198,7 @@ def test_scale_notes_of_the_paper_recipe(config):
     # note says so instead of an update count, and that the paper ensembles its checkpoints.
     notes = " ".join(with_nat(config, scale="paper", training={}, model_overrides={},
                               resources={"gpu": 8}).nat.scale_notes())
-    assert "CMLM+OaXE 10 epochs of fine-tuning from the averaged base model, a checkpoint " \
+    assert "CMLM+OaXE 10 epochs of fine-tuning from the selected base model, a checkpoint " \
         "every epoch" in notes
     assert "CMLM 300000 updates, a checkpoint every 10000;" in notes
     assert "None" not in notes

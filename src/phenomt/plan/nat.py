@@ -203,7 +203,8 @@ class NatPlan(SectionPlan):
     def train_options(self, teacher: str, system: str) -> dict[str, Any]:
         """The recipe of ``nat.scale``, then ``nat.training``, then ``nat.model_overrides``.
 
-        "+OaXE" models start from their base model's averaged checkpoint on the same data.
+        "+OaXE" models start from their base model's selected (averaged) checkpoint on the same
+        data.
         At paper scale ``--update-freq`` follows an overridden ``max_tokens`` unless it is
         overridden itself.
         """
@@ -403,11 +404,11 @@ class NatPlan(SectionPlan):
                 kept += ", a checkpoint every epoch"
             if not options.get("max_update") and options.get("max_epoch"):
                 # The paper-scale +OaXE fine-tuning is bounded by epochs, not updates.
-                kind = ("epochs of fine-tuning from the averaged base model" if base_model(model)
+                kind = ("epochs of fine-tuning from the selected base model" if base_model(model)
                         else "epochs")
                 parts.append(f"{SYSTEM_LABELS[model]} {options['max_epoch']} {kind}{kept}")
             else:
-                kind = ("fine-tuning updates from the averaged base model" if base_model(model)
+                kind = ("fine-tuning updates from the selected base model" if base_model(model)
                         else "updates")
                 parts.append(f"{SYSTEM_LABELS[model]} {options.get('max_update')} {kind}{kept}")
         first = f"{self.nat_models[0]}.{self.data_conditions[0]}"
@@ -424,7 +425,8 @@ class NatPlan(SectionPlan):
             f"NAT models: {self.scale} recipe, {size}, up to {tokens} tokens per update; "
             f"{'; '.join(parts)}; the best {self.average} of the kept checkpoints "
             f"({kinds}, last, best by loss) by validation BLEU averaged (all of them, unranked, "
-            f"when no more are kept; the paper ensembles its best 5 instead); seed "
+            f"when no more are kept; the best single checkpoint instead when the average "
+            f"validates lower; the paper ensembles its best 5); seed "
             f"{self.seed}.",
             f"Distilled data: the teacher's translation of its own training source "
             f"({self._distill_description(teacher)}), binarized with the teacher's "
