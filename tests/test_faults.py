@@ -94,6 +94,51 @@ def test_train_starts_over_when_a_checkpoint_copy_was_cut_short(tmp_path, fake_f
     assert nmt.checkpoint_updates(tmp_path / "model.pt") == 50
 
 
+def _trained_before(save_dir: Path, options: dict) -> None:
+    """A save folder as a training with ``options`` (seed 1, data ``bin``) left it."""
+    save_dir.mkdir()
+    _save_checkpoint(save_dir / "checkpoint_last.pt", 27)
+    nmt.discard_stale(save_dir, nmt.training_signature("bin", options, 1))
+
+
+def test_train_resumes_when_only_the_length_of_the_training_changed(tmp_path, fake_fairseq):
+    save_dir = tmp_path / "checkpoints"
+    _trained_before(save_dir, {"lr": 0.001, "max_update": 30, "log_interval": 10})
+    info = nmt.train("bin", str(save_dir), str(tmp_path / "model.pt"),
+                     {"lr": 0.001, "max_update": 50, "log_interval": 100}, 1)
+    assert info["resumed"] is True and "--restore-file" in fake_fairseq[0]
+
+
+@pytest.mark.parametrize("changed", [{"lr": 0.002, "max_update": 50},
+                                     {"lr": 0.001, "max_update": 50, "dropout": 0.0}])
+def test_train_starts_over_when_the_checkpoints_had_other_settings(tmp_path, fake_fairseq,
+                                                                   changed):
+    # resuming would continue the old model under the new settings
+    save_dir = tmp_path / "checkpoints"
+    _trained_before(save_dir, {"lr": 0.001, "max_update": 50})
+    (save_dir / "launches.jsonl").write_text('{"seconds": 5}\n')
+    log = tmp_path / "train.log"
+    info = nmt.train("bin", str(save_dir), str(tmp_path / "model.pt"), changed, 1,
+                     log_path=str(log))
+    assert info["resumed"] is False and len(info["launches"]) == 1
+    assert not (save_dir / "checkpoint_last.pt").exists()
+    assert "trained with other settings" in log.read_text()
+    # the new settings are recorded: a relaunch with them resumes
+    _save_checkpoint(save_dir / "checkpoint_last.pt", 30)
+    again = nmt.train("bin", str(save_dir), str(tmp_path / "model.pt"), changed, 1)
+    assert again["resumed"] is True
+
+
+def test_train_trusts_checkpoints_without_a_record(tmp_path, fake_fairseq):
+    # folders written before the record existed resume as they always did
+    save_dir = tmp_path / "checkpoints"
+    save_dir.mkdir()
+    _save_checkpoint(save_dir / "checkpoint_last.pt", 27)
+    info = nmt.train("bin", str(save_dir), str(tmp_path / "model.pt"), {"max_update": 50}, 1)
+    assert info["resumed"] is True
+    assert (save_dir / nmt.TRAINING_RECORD).exists()
+
+
 # -- the tiny config killed and run again -------------------------------------------------------
 
 #: Shards of the LDD parse in the interrupted run (the tiny config parses in one).

@@ -171,6 +171,54 @@ def record_launch(path: Path, seconds: float, updates_from: int, updates_to: int
     return launches
 
 
+# Options a resumed training may change: how long it runs and what it logs and keeps.
+# Any other change (architecture, learning rate, data, seed...) makes the checkpoints stale.
+RESUMABLE_OPTIONS = frozenset({
+    "max_update", "max_epoch", "patience", "log_interval", "log_format", "log_file",
+    "save_interval_updates", "keep_interval_updates", "keep_last_epochs", "num_workers"})
+TRAINING_RECORD = "training.json"
+"""What a save folder's checkpoints were trained with (see :func:`discard_stale`)."""
+
+
+def training_signature(data_bin: str, options: dict, seed: int,
+                       extra_args: Sequence[str] = ()) -> dict[str, Any]:
+    """The settings a checkpoint depends on: data, seed and every option a resumed
+    training may not change."""
+    kept = {k: options[k] for k in sorted(options) if k not in RESUMABLE_OPTIONS}
+    return {"data_bin": str(data_bin), "seed": seed, "options": kept,
+            "extra_args": list(extra_args)}
+
+
+def discard_stale(save_dir: str | Path, signature: dict[str, Any],
+                  log_path: str | Path | None = None) -> bool:
+    """Delete the checkpoints of ``save_dir`` if they were trained with other settings.
+
+    Resuming them would silently continue another model (say, one of another learning rate
+    or dropout) under the new settings, or fail on another architecture. Checkpoints
+    without a record (written before records were kept) are trusted. Returns whether
+    anything was deleted; the new signature is recorded either way.
+    """
+    folder = Path(save_dir)
+    record = folder / TRAINING_RECORD
+    stale = False
+    if record.exists():
+        try:
+            stale = json.loads(record.read_text(encoding="utf-8")) != signature
+        except json.JSONDecodeError:
+            stale = True
+    checkpoints = sorted(folder.glob("checkpoint*.pt"))
+    if stale and checkpoints:
+        _log_line(log_path, f"{folder}: the checkpoints were trained with other settings "
+                            f"than {record.name} now asks for; training from the start")
+        for path in [*checkpoints, folder / "launches.jsonl", folder / "fairseq.log"]:
+            path.unlink(missing_ok=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    with atomic_write(record) as out:
+        json.dump(signature, out, indent=2, sort_keys=True)
+        out.write("\n")
+    return stale and bool(checkpoints)
+
+
 def train(data_bin: str, save_dir: str, output: str, options: dict, seed: int,
           log_path: str | None = None, extra_args: Sequence[str] = ()) -> dict:
     """Train (or resume) a fairseq model and publish its best checkpoint as ``output``.
@@ -182,6 +230,7 @@ def train(data_bin: str, save_dir: str, output: str, options: dict, seed: int,
     use_gpu = gpu_available()
     # fairseq appends its metrics to this file on every launch, so the validation history of
     # a resumed training survives (the rule's own log is new for each launch)
+    discard_stale(save_dir, training_signature(data_bin, options, seed, extra_args), log_path)
     history = Path(save_dir) / "fairseq.log"
     history.parent.mkdir(parents=True, exist_ok=True)  # fairseq opens it before making the folder
     options = {**options, "log_file": str(history)}
