@@ -10,6 +10,7 @@ import pytest
 
 from phenomt.cli import build_parser
 from phenomt.core.io import InputError
+from phenomt.core.metrics import ltcr
 from phenomt.systems import mqm, outputs, scores, tables
 from tests.conftest import ROOT
 
@@ -407,3 +408,49 @@ def test_sysout_bleu_matches_its_readme(mirror):
         entry = catalogue[row["testset"], row["system"]]
         assert float(entry["readme_bleu"]) == row["bleu"] and int(entry["lines"]) == row["lines"]
     assert measured["newstest2017.en-de", "uedin-nmt"] == pytest.approx(28.3, abs=0.05)
+
+
+def _ltcr_record(path: Path, rows: list[list[int]]) -> str:
+    """A `score ltcr` record of two documents with the given per-document counts."""
+    judged, consistent = sum(r[0] for r in rows), sum(r[1] for r in rows)
+    path.write_text(json.dumps({
+        "l_all": consistent / judged, "pairs_all": judged + 1, "judged_all": judged,
+        "unjudged_all": 1, "documents": len(rows), "sentences": 5, "stemmer": "porter",
+        "intervals": {"level": 0.95, "resamples": 200, "seed": 1, "l_all": [0.1, 0.9]},
+        "statistics": {"unit": "document", "columns": list(ltcr.STATISTICS_COLUMNS),
+                       "rows": [[*r, 0, 0] for r in rows]}}), encoding="utf-8")
+    return str(path)
+
+
+def test_ltcr_table_with_the_paired_test_and_the_calibration_row(tmp_path):
+    import csv
+
+    # A: 0 of 2 and 1 of 2 consistent; B: 1 of 2 and 2 of 2. Every resample of the two
+    # documents gives B - A = 0.5 (tests/test_ltcr.py works it by hand): the interval is
+    # [+50, +50] points and p = 1 / (99 + 1).
+    a = _ltcr_record(tmp_path / "a.json", [[2, 0], [2, 1]])
+    b = _ltcr_record(tmp_path / "b.json", [[2, 1], [2, 2]])
+    ref = _ltcr_record(tmp_path / "r.json", [[2, 2], [2, 2]])
+    md, out = tmp_path / "t.md", tmp_path / "t.csv"
+    assert run("table", "systems-ltcr", "--records", f"t.zh-en/reference={ref}",
+               f"t.zh-en/A={a}", f"t.zh-en/B={b}", "--baseline", "t.zh-en=A",
+               "--samples", "99", "--seed", "3", "--note", "aligner: the test set",
+               "--md", md, "--csv", out) == 0
+    with open(out, newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [r["system"] for r in rows] == ["A (baseline)", "B", "reference (calibration)"]
+    assert [r["L-All % [95% CI]"] for r in rows] == ["25.00 [10.00, 90.00]",
+                                                     "75.00 [10.00, 90.00]",
+                                                     "100.00 [10.00, 90.00]"]
+    assert rows[1]["paired test"] == "vs A: ΔL-All +50.00 [+50.00, +50.00] p=0.0100 *"
+    assert not rows[0]["paired test"] and not rows[2]["paired test"]
+    assert (rows[1]["pairs"], rows[1]["judged"], rows[1]["unjudged"]) == ("5", "4", "1")
+    text = md.read_text(encoding="utf-8")
+    assert "aligner: the test set" in text and "not against 100%" in text
+    other = _ltcr_record(tmp_path / "o.json", [[2, 1]])
+    with pytest.raises(InputError, match=r"o\.json: has 1 documents, the baseline's"):
+        run("table", "systems-ltcr", "--records", f"t/A={a}", f"t/O={other}",
+            "--baseline", "t=A", "--md", md, "--csv", out)
+    with pytest.raises(SystemExit):  # a baseline without a record
+        run("table", "systems-ltcr", "--records", f"t/A={a}", "--baseline", "t=Z",
+            "--md", md, "--csv", out)

@@ -301,6 +301,12 @@ def test_plan_mqm_sets(config):
      "reference 'refB' is not one of its systems"),
     (lambda c: c["systems"]["mqm"]["wmt21-ted.zh-en"].update(annotations="nope"),
      "undeclared download 'nope'"),
+    (lambda c: c["systems"]["testsets"]["newstest2021.zh-en"].update(ltcr=True),
+     "ltcr needs the document ids of corpus 'newstest2021.zh-en'"),
+    (lambda c: c["systems"]["testsets"]["newstest2021.de-en"].update(ltcr=True),
+     "LTCR is defined for Zh->En only"),
+    (lambda c: c["systems"]["testsets"]["newstest2021.zh-en"].update(
+        align_extra=["newstest2017.zh-en"]), "align_extra trains the LTCR aligner"),
 ])
 def test_plan_check_refuses_bad_systems_config(config, change, message):
     from phenomt.plan import Plan

@@ -228,41 +228,43 @@ rule systems_mqm_redundancy:
         " > {log} 2>&1"
 
 
-rule systems_mqm_layout:
+# LTCR (Zh->En) of a test set with `ltcr: true` (its systems, and its reference as the
+# calibration) or of an MQM set with `ltcr` (its annotated outputs): the set's source and
+# reference in the released lexical-consistency layout, one aligner trained on them (and the
+# set's align_extra corpora), one job per hypothesis. A set is a test set's name or
+# mqm/<MQM set>; its files are under systems/<set>/.
+rule systems_ltcr_layout:
     input:
-        lambda w: PLAN.systems.mqm_outputs_dir(w.mqmset),
+        lambda w: PLAN.systems.ltcr_layout_inputs(w.ltcrset),
     output:
-        directory(f"{OUT}/systems/mqm/{{mqmset}}/testset"),
+        directory(f"{OUT}/systems/{{ltcrset}}/testset"),
     wildcard_constraints:
-        mqmset="[^/]+",
+        ltcrset=LTCR_SET,
     params:
-        src=lambda w: PLAN.systems.mqm_source(w.mqmset),
-        ref=lambda w: PLAN.systems.mqm_reference(w.mqmset),
-        docids=lambda w: PLAN.systems.mqm_docids(w.mqmset),
+        args=lambda w: PLAN.systems.ltcr_layout_args(w.ltcrset),
     log:
-        f"{OUT}/logs/systems_mqm/{{mqmset}}.layout.log",
+        f"{OUT}/logs/systems_ltcr/{{ltcrset}}.layout.log",
     conda:
         ENV
     shell:
-        "phenomt lexcons convert --src {params.src} --ref {params.ref}"
-        " --docids {params.docids} --output {output} > {log} 2>&1"
+        "phenomt lexcons convert {params.args} --output {output} > {log} 2>&1"
 
 
-rule systems_mqm_align_train:
+rule systems_ltcr_align_train:
     input:
-        testset=lambda w: PLAN.systems.mqm_layout_dir(w.mqmset),
-        extra=lambda w: PLAN.systems.mqm_align_extra_inputs(w.mqmset),
+        testset=lambda w: PLAN.systems.ltcr_layout_dir(w.ltcrset),
+        extra=lambda w: PLAN.systems.ltcr_align_extra_inputs(w.ltcrset),
     output:
-        f"{OUT}/systems/mqm/{{mqmset}}/align/settings.json",
+        f"{OUT}/systems/{{ltcrset}}/align/settings.json",
     wildcard_constraints:
-        mqmset="[^/]+",
+        ltcrset=LTCR_SET,
     params:
         model_dir=lambda w, output: os.path.dirname(output[0]),
-        extra=lambda w: PLAN.systems.mqm_align_extra_args(w.mqmset),
+        extra=lambda w: PLAN.systems.ltcr_align_extra_args(w.ltcrset),
     log:
-        f"{OUT}/logs/systems_mqm/{{mqmset}}.align_train.log",
+        f"{OUT}/logs/systems_ltcr/{{ltcrset}}.align_train.log",
     benchmark:
-        f"{OUT}/benchmarks/systems_mqm/{{mqmset}}.align_train.tsv"
+        f"{OUT}/benchmarks/systems_ltcr/{{ltcrset}}.align_train.tsv"
     conda:
         ENV
     shell:
@@ -270,29 +272,46 @@ rule systems_mqm_align_train:
         " {params.extra} > {log} 2>&1"
 
 
-rule systems_mqm_ltcr:
+rule systems_ltcr:
     input:
-        outputs=lambda w: PLAN.systems.mqm_outputs_dir(w.mqmset),
-        testset=lambda w: PLAN.systems.mqm_layout_dir(w.mqmset),
-        model=lambda w: PLAN.systems.mqm_align_model(w.mqmset),
+        hyp=lambda w: PLAN.systems.ltcr_hyp_inputs(w.ltcrset, w.sysname),
+        testset=lambda w: PLAN.systems.ltcr_layout_dir(w.ltcrset),
+        model=lambda w: PLAN.systems.ltcr_align_model(w.ltcrset),
     output:
-        f"{OUT}/systems/mqm/{{mqmset}}/{{sysname}}.ltcr.json",
+        f"{OUT}/systems/{{ltcrset}}/{{sysname}}.ltcr.json",
     wildcard_constraints:
-        mqmset="[^/]+",
+        ltcrset=LTCR_SET,
         sysname="[^/]+",
     params:
-        hyp=lambda w: PLAN.systems.mqm_hyp(w.mqmset, w.sysname),
+        hyp=lambda w: PLAN.systems.ltcr_hyp(w.ltcrset, w.sysname),
         model_dir=lambda w, input: os.path.dirname(input.model),
-        settings=lambda w: PLAN.systems.mqm_ltcr_args(),
+        settings=lambda w: PLAN.systems.ltcr_args(),
     log:
-        f"{OUT}/logs/systems_mqm/{{mqmset}}.{{sysname}}.ltcr.log",
+        f"{OUT}/logs/systems_ltcr/{{ltcrset}}.{{sysname}}.log",
     benchmark:
-        f"{OUT}/benchmarks/systems_mqm/{{mqmset}}.{{sysname}}.ltcr.tsv"
+        f"{OUT}/benchmarks/systems_ltcr/{{ltcrset}}.{{sysname}}.tsv"
     conda:
         ENV
     shell:
         "phenomt score ltcr --testset {input.testset} --hyp {params.hyp}"
         " --align-model {params.model_dir} {params.settings} --output {output} > {log} 2>&1"
+
+
+rule table_systems_ltcr:
+    localrule: True
+    input:
+        PLAN.systems.all_ltcr(),
+    output:
+        **PLAN.table_files("systems_ltcr"),
+    params:
+        args=PLAN.systems.ltcr_table_args(),
+    log:
+        f"{OUT}/logs/tables/systems_ltcr.log",
+    conda:
+        ENV
+    shell:
+        "phenomt table systems-ltcr {params.args} --md {output.md} --csv {output.csv}"
+        " > {log} 2>&1"
 
 
 rule systems_mqm_record:

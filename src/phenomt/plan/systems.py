@@ -1,7 +1,8 @@
 """Scoring given system outputs (``systems``): every configured output on its test set with
 sacreBLEU/chrF (intervals, paired significance against a baseline) and word-level CRR/DRR
 (sentence-bootstrap intervals, paired tests between named systems); the LDD challenge sets of
-a test set (extracted by the LDD stages) scored for every system; MQM-annotated outputs with
+a test set (extracted by the LDD stages) scored for every system; LTCR (Zh->En) of a test set
+with document ids, the reference scored beside as its calibration; MQM-annotated outputs with
 their error rates beside LTCR and DRR."""
 
 from __future__ import annotations
@@ -9,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from phenomt.plan.args import shell_args
+from phenomt.plan.args import note_args, shell_args
 from phenomt.plan.data import DataPlan
+from phenomt.plan.documents import REFERENCE
 from phenomt.plan.ldd import LddPlan
 from phenomt.plan.section import SectionPlan
 from phenomt.plan.tables import table_file_list, table_path
@@ -21,11 +23,18 @@ LDD_BINS = ["all", "ge1", "ge2", "ge3"]
 LDD_TABLES = {"4": "bleu", "5": "distance", "6": "ribes"}
 #: Folder of the MQM sets under the systems' output folder (not a test set name).
 MQM_DIR = "mqm"
+#: An LTCR set of the rules: a test set's name, or ``mqm/<MQM set>``.
+LTCR_SET = rf"(?:{MQM_DIR}/)?[^/]+"
 
 
 def ldd_corpus(testset: str) -> str:
     """The challenge-set corpus name of a test set (LDD paths take no dots)."""
     return testset.replace(".", "_")
+
+
+def mqm_key(name: str) -> str:
+    """The LTCR set of an MQM set (its files are under ``systems/mqm/<name>``)."""
+    return f"{MQM_DIR}/{name}"
 
 
 def challenge_corpora(section: dict[str, Any] | None) -> dict[str, str]:
@@ -276,38 +285,12 @@ class SystemsPlan(SectionPlan):
     def mqm_ltcr_sets(self) -> list[str]:
         return [n for n in self.mqm_sets if self.mqm_has_ltcr(n)]
 
-    def mqm_layout_dir(self, name: str) -> str:
-        """The MQM source and reference in the released lexical-consistency layout."""
-        return f"{self.mqm_dir(name)}/testset"
-
-    def mqm_align_model(self, name: str) -> str:
-        return f"{self.mqm_dir(name)}/align/settings.json"
-
-    def mqm_align_extra_inputs(self, name: str) -> list[str]:
-        spec = self._mqm(name)
-        return [f for c in spec["align_extra"]
-                for f in (self.data.tok(c, spec["src"]), self.data.tok(c, spec["tgt"]))]
-
-    def mqm_align_extra_args(self, name: str) -> str:
-        spec = self._mqm(name)
-        corpora = spec["align_extra"]
-        return shell_args([
-            ("--extra-src", [self.data.tok(c, spec["src"]) for c in corpora] or None),
-            ("--extra-tgt", [self.data.tok(c, spec["tgt"]) for c in corpora] or None)])
-
-    def mqm_ltcr_json(self, name: str, system: str) -> str:
-        return f"{self.mqm_dir(name)}/{system}.ltcr.json"
-
-    def mqm_ltcr_args(self) -> str:
-        return shell_args([("--resamples", self.section["samples"]),
-                           ("--seed", self.section["seed"])])
-
     def mqm_metric_inputs(self, name: str) -> dict[str, list[str]]:
         """Score records of the annotated outputs: CRR/DRR, and LTCR where configured."""
         ltcr = self.mqm_has_ltcr(name)
         return {"redundancy": [self.mqm_redundancy_json(name, s) for s in self.mqm_scored(name)],
-                "ltcr": [self.mqm_ltcr_json(name, s) for s in self.mqm_systems(name)] if ltcr
-                else []}
+                "ltcr": [self.ltcr_json(mqm_key(name), s) for s in self.mqm_systems(name)]
+                if ltcr else []}
 
     def mqm_metric_args(self, name: str) -> str:
         """The metric columns set beside the rates: DRR (and LTCR's L-All), their records, and
@@ -317,7 +300,7 @@ class SystemsPlan(SectionPlan):
         ltcr = self.mqm_has_ltcr(name)
         return shell_args([
             ("--records", inputs["redundancy"]),
-            ("--named-records", [f"{s}={self.mqm_ltcr_json(name, s)}"
+            ("--named-records", [f"{s}={self.ltcr_json(mqm_key(name), s)}"
                                  for s in self.mqm_systems(name)] if ltcr else None),
             ("--metric", ["drr", "l_all"] if ltcr else ["drr"]),
             ("--categories", spec["categories"]), ("--weak-below", spec["weak_below"])])
@@ -331,10 +314,118 @@ class SystemsPlan(SectionPlan):
     def mqm_table(self, name: str, ext: str) -> str:
         return table_path(self.out, f"systems_mqm.{name}", ext)
 
+    # --- LTCR (Zh->En) of test sets with document ids and of MQM sets -----------------------
+    @property
+    def ltcr_testsets(self) -> list[str]:
+        """Test sets scored for LTCR, every system and the reference (the calibration)."""
+        return [t for t in self.testsets if self._testset(t)["ltcr"]]
+
+    def ltcr_sets(self) -> list[str]:
+        """What the LTCR rules score: the LTCR test sets and ``mqm/<name>`` of the MQM sets
+        with LTCR, each with its own layout and aligner under ``systems/<set>``."""
+        return [*self.ltcr_testsets, *(mqm_key(m) for m in self.mqm_ltcr_sets())]
+
+    def _mqm_name(self, ltcr_set: str) -> str | None:
+        head, sep, name = ltcr_set.partition("/")
+        return name if sep and head == MQM_DIR else None
+
+    def _ltcr_spec(self, ltcr_set: str) -> dict[str, Any]:
+        name = self._mqm_name(ltcr_set)
+        return self._mqm(name) if name is not None else self._testset(ltcr_set)
+
+    def _ltcr_text(self, ltcr_set: str) -> tuple[str, str, str]:
+        """Source, reference and document ids (one a line) of an LTCR set."""
+        name = self._mqm_name(ltcr_set)
+        if name is not None:
+            return self.mqm_source(name), self.mqm_reference(name), self.mqm_docids(name)
+        corpus = self._testset(ltcr_set)["corpus"]
+        return self.source(ltcr_set), self.reference(ltcr_set), self.data.docids(corpus)
+
+    def ltcr_dir(self, ltcr_set: str) -> str:
+        return f"{self.out}/systems/{ltcr_set}"
+
+    def ltcr_layout_dir(self, ltcr_set: str) -> str:
+        """The set's source and reference in the released lexical-consistency layout."""
+        return f"{self.ltcr_dir(ltcr_set)}/testset"
+
+    def ltcr_layout_inputs(self, ltcr_set: str) -> list[str]:
+        name = self._mqm_name(ltcr_set)
+        return [self.mqm_outputs_dir(name)] if name is not None else list(
+            self._ltcr_text(ltcr_set))
+
+    def ltcr_layout_args(self, ltcr_set: str) -> str:
+        src, ref, docids = self._ltcr_text(ltcr_set)
+        return shell_args([("--src", src), ("--ref", ref), ("--docids", docids)])
+
+    def ltcr_align_model(self, ltcr_set: str) -> str:
+        return f"{self.ltcr_dir(ltcr_set)}/align/settings.json"
+
+    def _align_extra_files(self, ltcr_set: str, side: str) -> list[str]:
+        spec = self._ltcr_spec(ltcr_set)
+        return [self.data.tok(c, spec[side]) for c in spec["align_extra"]]
+
+    def ltcr_align_extra_inputs(self, ltcr_set: str) -> list[str]:
+        """Tokenized sides of the corpora the set's aligner trains on beside the set."""
+        return [f for pair in zip(self._align_extra_files(ltcr_set, "src"),
+                                  self._align_extra_files(ltcr_set, "tgt"), strict=True)
+                for f in pair]
+
+    def ltcr_align_extra_args(self, ltcr_set: str) -> str:
+        return shell_args([("--extra-src", self._align_extra_files(ltcr_set, "src") or None),
+                           ("--extra-tgt", self._align_extra_files(ltcr_set, "tgt") or None)])
+
+    def ltcr_systems(self, ltcr_set: str) -> list[str]:
+        """The hypotheses scored: an MQM set's annotated outputs (its reference among them);
+        a test set's systems, then :data:`REFERENCE`, its reference (the calibration)."""
+        name = self._mqm_name(ltcr_set)
+        return self.mqm_systems(name) if name is not None else [
+            *self.systems(ltcr_set), REFERENCE]
+
+    def ltcr_hyp(self, ltcr_set: str, system: str) -> str:
+        name = self._mqm_name(ltcr_set)
+        if name is not None:
+            return self.mqm_hyp(name, system)
+        return self.reference(ltcr_set) if system == REFERENCE else self.hyp(ltcr_set, system)
+
+    def ltcr_hyp_inputs(self, ltcr_set: str, system: str) -> list[str]:
+        """What a scoring job waits for: an MQM set's recovered outputs, or the file."""
+        name = self._mqm_name(ltcr_set)
+        return [self.mqm_outputs_dir(name)] if name is not None else [
+            self.ltcr_hyp(ltcr_set, system)]
+
+    def ltcr_json(self, ltcr_set: str, system: str) -> str:
+        return f"{self.ltcr_dir(ltcr_set)}/{system}.ltcr.json"
+
+    def ltcr_args(self) -> str:
+        return shell_args([("--resamples", self.section["samples"]),
+                           ("--seed", self.section["seed"])])
+
+    def all_ltcr(self) -> list[str]:
+        """The records of the LTCR table: every system and the calibration of each test set."""
+        return [self.ltcr_json(t, s) for t in self.ltcr_testsets for s in self.ltcr_systems(t)]
+
+    def ltcr_table_args(self) -> str:
+        """Records by test set and system, each test set's baseline, and a note of what its
+        aligner was trained on."""
+        notes = []
+        for testset in self.ltcr_testsets:
+            extra = self._testset(testset)["align_extra"]
+            notes.append(f"{testset}: one aligner trained on its source and reference"
+                         + (f" and {', '.join(extra)}" if extra else "") + ".")
+        return shell_args([
+            ("--records", [f"{t}/{s}={self.ltcr_json(t, s)}" for t in self.ltcr_testsets
+                           for s in self.ltcr_systems(t)]),
+            ("--baseline", [f"{t}={self.baseline(t)}" for t in self.ltcr_testsets
+                            if self.baseline(t)] or None),
+            ("--calibration", REFERENCE), ("--samples", self.section["samples"]),
+            ("--seed", self.section["seed"])]) + " " + note_args(notes)
+
     def tables(self) -> list[str]:
         if not self.testsets:
             return []
         base = table_file_list(self.out, ["systems_bleu", "systems_redundancy"])
+        if self.ltcr_testsets:
+            base += table_file_list(self.out, ["systems_ltcr"])
         ldd = [self.ldd_table(t, n, ext) for t in self.ldd_testsets for n in LDD_TABLES
                for ext in ("md", "csv")]
         mqm = [self.mqm_table(m, ext) for m in self.mqm_sets for ext in ("md", "csv")]
@@ -374,6 +465,11 @@ class SystemsPlan(SectionPlan):
                                  "the MQM sets)")
             if spec["ldd"]:
                 self._check_ldd(testset)
+            if spec["ltcr"]:
+                self._check_ltcr(testset)
+            elif spec["align_extra"]:
+                raise ValueError(f"systems.{testset}: align_extra trains the LTCR aligner, "
+                                 "which needs ltcr: true")
             corpus = spec["corpus"]
             if sorted(self.data.langs(corpus)) != sorted([spec["src"], spec["tgt"]]):
                 raise ValueError(f"systems.{testset}: corpus {corpus!r} is not "
@@ -426,7 +522,24 @@ class SystemsPlan(SectionPlan):
                              "one of its systems")
         if spec["ltcr"] and (spec["src"], spec["tgt"]) != ("zh", "en"):
             raise ValueError(f"systems.mqm.{name}: LTCR is defined for Zh->En only")
+        self._check_align_extra(f"systems.mqm.{name}", spec)
+
+    def _check_ltcr(self, testset: str) -> None:
+        spec = self._testset(testset)
+        if (spec["src"], spec["tgt"]) != ("zh", "en"):
+            raise ValueError(f"systems.{testset}: LTCR is defined for Zh->En only (the "
+                             "repeated source words are Chinese words segmented by jieba)")
+        if not self.data.has_docids(spec["corpus"]):
+            raise ValueError(f"systems.{testset}: ltcr needs the document ids of corpus "
+                             f"{spec['corpus']!r} (its docids)")
+        if REFERENCE in spec["outputs"]:
+            raise ValueError(f"systems.{testset}: with ltcr no system can be named "
+                             f"{REFERENCE!r}, the reference scored as a hypothesis (the "
+                             "calibration row)")
+        self._check_align_extra(f"systems.{testset}", spec)
+
+    def _check_align_extra(self, where: str, spec: dict[str, Any]) -> None:
         for corpus in spec["align_extra"]:
             if sorted(self.data.langs(corpus)) != sorted([spec["src"], spec["tgt"]]):
-                raise ValueError(f"systems.mqm.{name}.align_extra: {corpus!r} is not "
+                raise ValueError(f"{where}.align_extra: {corpus!r} is not "
                                  f"{spec['src']}-{spec['tgt']}")

@@ -154,6 +154,11 @@ TABLES: dict[str, Table] = _declare(
           "the long-distance-dependency challenge sets extracted from the test set, scored "
           "for every given system (BLEU per set, by distance, or RIBES).",
           "Choshen & Abend Tables 4-6"),
+    Table("systems_ltcr", "systems", "table systems-ltcr", "LTCR of given system outputs",
+          "L-All (lexical translation consistency, Lei et al. 2024) of every given system on "
+          "a Zh→En test set with document ids, with document-bootstrap intervals, the pairs "
+          "judged and unjudged and the paired test against the baseline, beside the "
+          "reference scored as a hypothesis (the calibration to read a system against)."),
     Table("systems_mqm.{mqmset}", "systems", "table systems-mqm",
           "MQM error rates beside metrics",
           "human MQM error rates per system beside the automatic metrics, with Spearman's ρ."),

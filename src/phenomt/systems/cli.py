@@ -271,6 +271,31 @@ def _mqm_table_command(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Fields every `score ltcr` record has (a record of another command lacks some).
+LTCR_KEYS = ("l_all", "pairs_all", "judged_all", "unjudged_all", "documents", "sentences",
+             "intervals", "stemmer", "statistics")
+
+
+def _ltcr_table_command(args: argparse.Namespace) -> int:
+    records = {}
+    for key, path in args.records:
+        testset, sep, system = key.partition("/")
+        if not sep or not testset or not system:
+            args.systems_parser.error(f"--records expects TESTSET/SYSTEM=FILE, got {key!r}")
+        records[(testset, system)] = (
+            load_record(path, "--records", "'phenomt score ltcr'", LTCR_KEYS), path)
+    baselines = dict(args.baseline)
+    for testset, system in baselines.items():
+        if (testset, system) not in records:
+            args.systems_parser.error(f"--baseline {testset}={system}: no record of it")
+    frame, notes = tables.ltcr_table(records, baselines, args.calibration, args.samples,
+                                     args.seed)
+    write_table(frame, args.md, args.csv, "Given systems: lexical translation consistency "
+                "(LTCR, L-All) with document-bootstrap intervals and the reference's "
+                "calibration", [*notes, *args.note])
+    return 0
+
+
 def _ldd_table_command(args: argparse.Namespace) -> int:
     records = [load_json(p) for p in args.records]
     for path, record in zip(args.records, records, strict=True):
@@ -428,6 +453,23 @@ def register_cli(tree) -> None:
                  "paired tests", _redundancy_table_command)
     p.add_argument("--records", nargs="+", required=True)
     p.add_argument("--comparisons", nargs="*", default=[])
+    _table_io(p)
+
+    p = tree.add("table systems-ltcr", "LTCR (L-All) of given systems with intervals, the "
+                 "paired test against the baseline and the reference's calibration",
+                 _ltcr_table_command)
+    p.add_argument("--records", nargs="+", required=True, type=named_file,
+                   metavar="TESTSET/SYSTEM=JSON", help="`phenomt score ltcr` records")
+    p.add_argument("--baseline", nargs="*", default=[], type=named_file,
+                   metavar="TESTSET=SYSTEM", help="the system each test set's others are "
+                                                  "tested against")
+    p.add_argument("--calibration", default="reference",
+                   help="the system name of the reference scored as a hypothesis")
+    p.add_argument("--samples", type=positive_int, default=1000,
+                   help="bootstrap samples of the paired test")
+    p.add_argument("--seed", type=positive_int, default=scores.DEFAULT_SEED)
+    p.add_argument("--note", action="append", default=[], help="a note under the table")
+    p.set_defaults(systems_parser=p)
     _table_io(p)
 
     p = tree.add("table systems-mqm", "MQM error rates beside metrics, with Spearman's rho",

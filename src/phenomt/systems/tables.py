@@ -1,6 +1,7 @@
 """Tables of given systems: BLEU/chrF (and any other registered sacreBLEU metric the records
 carry) with intervals and significance, CRR/DRR with intervals
-and the paired test of two systems, MQM error rates beside metrics with their correlation.
+and the paired test of two systems, LTCR with intervals, the paired test against the baseline
+and the reference's calibration, MQM error rates beside metrics with their correlation.
 
 Every table names each system's origin and licence (from ``data/sysout_systems.tsv``, or from
 the record itself for a user's own system), the test set, its size and the signatures.
@@ -18,6 +19,8 @@ from phenomt.core.bins import bin_order, bin_title, parse_bin
 from phenomt.core.io import InputError
 from phenomt.core.lazy import pandas as pd
 from phenomt.core.metrics import base as metrics
+from phenomt.core.metrics import ltcr
+from phenomt.core.metrics.resample import ALPHA, Comparison
 from phenomt.core.tables import format_number, interval_cell
 from phenomt.systems.challenge import (
     BINS_NOTE,
@@ -277,6 +280,71 @@ def mqm_table(record: Mapping, catalogue: Mapping[tuple[str, str], dict], testse
 
 
 # --------------------------------------------------------------------------- LDD sets
+
+def _ltcr_test_cell(baseline: str, tested: Comparison) -> str:
+    marker = " *" if tested.significant() else ""
+    return (f"vs {baseline}: ΔL-All {100 * tested.difference:+.2f} [{100 * tested.low:+.2f}, "
+            f"{100 * tested.high:+.2f}] p={tested.p:.4f}{marker}")
+
+
+def _ltcr_paired(record: Mapping, path: str, base: Mapping, base_path: str, samples: int,
+                 seed: int) -> Comparison | None:
+    """L-All of a system against the baseline's on the same documents; None when either has
+    no judged pair."""
+    if record["l_all"] is None or base["l_all"] is None:
+        return None
+    stats, base_stats = (ltcr.document_statistics(record, path),
+                         ltcr.document_statistics(base, base_path))
+    if len(stats) != len(base_stats):
+        raise InputError(path, f"has {len(stats)} documents, the baseline's {base_path} "
+                               f"{len(base_stats)}: not the same test set")
+    return ltcr.paired_test(stats, base_stats, "all", samples, seed)
+
+
+def ltcr_table(records: Mapping[tuple[str, str], tuple[Mapping, str]],
+               baselines: Mapping[str, str], calibration: str, samples: int, seed: int
+               ) -> tuple[pd.DataFrame, list[str]]:
+    """L-All of every (test set, system) record with its document-bootstrap interval, pairs
+    judged and unjudged, and its paired test against the test set's baseline; the row of
+    ``calibration`` (the reference scored as a hypothesis) last in each test set.
+    ``records`` maps (test set, system) to the record and its file."""
+    rows = []
+    for testset in dict.fromkeys(t for t, _ in records):
+        systems = [s for t, s in records if t == testset]
+        baseline = baselines.get(testset)
+        base = records.get((testset, baseline)) if baseline else None
+        for system in sorted(systems, key=lambda name: name == calibration):
+            record, path = records[(testset, system)]
+            low, high = record["intervals"]["l_all"] or (None, None)
+            tested = None
+            if base is not None and system not in (baseline, calibration):
+                tested = _ltcr_paired(record, path, *base, samples, seed)
+            label = ("reference (calibration)" if system == calibration
+                     else f"{system} (baseline)" if system == baseline else system)
+            rows.append({"test set": testset, "system": label,
+                         "documents": record["documents"], "sentences": record["sentences"],
+                         "L-All % [95% CI]": interval_cell(record["l_all"], low, high, 2,
+                                                           100.0),
+                         "pairs": record["pairs_all"], "judged": record["judged_all"],
+                         "unjudged": record["unjudged_all"],
+                         "paired test": _ltcr_test_cell(baseline, tested) if tested else None})
+    first = next(iter(records.values()))[0]
+    intervals = first["intervals"]
+    notes = ["L-All (Lei et al. 2024): of the pairs of occurrences of a repeated Chinese "
+             "content word in one document, the share whose aligned English content words "
+             "(lower-cased, stemmed) are the same, in %; a pair with an occurrence aligned to "
+             "no content word is unjudged and left out.",
+             f"Intervals: {100 * intervals['level']:g}% percentile bootstrap over documents "
+             f"({intervals['resamples']} resamples, seed {intervals['seed']}); stemmer "
+             f"{first['stemmer']}.",
+             f"Paired test: L-All of the system minus the baseline's, paired bootstrap over "
+             f"documents ({samples} samples, seed {seed}); * marks p < {ALPHA}.",
+             "reference (calibration): the reference scored as a hypothesis. These test sets "
+             "have no annotated chains, so its L-All is not 100%: the aligner's errors and the "
+             "reference's own varied wording of repeats lower it. Read a system's L-All "
+             "against this row, not against 100%."]
+    return pd.DataFrame(rows), notes
+
 
 def check_ldd_records(records: Sequence[Mapping],
                       paths: Sequence[str | os.PathLike[str]] | None = None) -> None:
