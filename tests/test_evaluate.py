@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -161,6 +162,81 @@ def test_a_rerun_keeps_earlier_systems_and_refuses_another_test_set(tmp_path):
         merged_hyps(tmp_path / "out", _request(tmp_path, ref=new), False)
 
 
+def _ids(tmp_path, text: str, name: str = "ids.txt") -> Path:
+    path = tmp_path / name
+    path.write_bytes(text.encode("utf-8"))
+    return path
+
+
+def test_docids_are_checked_with_file_and_line(tmp_path):
+    from phenomt.evaluate import check_docids
+
+    request = _request(tmp_path)  # two lines
+    zh_en = ("zh", "en")
+    assert check_docids(_ids(tmp_path, "talk.1\ntalk.1\n"), zh_en, request.ref, 2) == 1
+    assert check_docids(_ids(tmp_path, "talk.1\ntalk.2\n"), zh_en, request.ref, 2) == 2
+    with pytest.raises(InputError, match=r"ids.txt:2: has 1 lines but .*t.en has 2: it ends"):
+        check_docids(_ids(tmp_path, "talk.1\n"), zh_en, request.ref, 2)
+    with pytest.raises(InputError, match=r"ids.txt:3: has 3 lines but .*t.en has 2"):
+        check_docids(_ids(tmp_path, "a\na\nb\n"), zh_en, request.ref, 2)
+    with pytest.raises(InputError, match=r"ids.txt:2: empty document id"):
+        check_docids(_ids(tmp_path, "talk.1\n \n"), zh_en, request.ref, 2)
+    with pytest.raises(InputError, match=r"ids.txt:1: carriage return"):
+        check_docids(_ids(tmp_path, "a\r\na\r\n"), zh_en, request.ref, 2)
+    with pytest.raises(InputError, match=r"ids.txt:3: document 'a' continues after another"):
+        check_docids(_ids(tmp_path, "a\nb\na\n"), zh_en, request.ref, 3)
+    with pytest.raises(InputError, match=r"ids.txt: --docids is for LTCR, which is defined "
+                                         r"for zh-en only \(its repeated source words are "
+                                         r"Chinese words segmented by jieba\); this test set "
+                                         r"is de-en"):
+        check_docids(_ids(tmp_path, "a\na\n"), ("de", "en"), request.ref, 2)
+    with pytest.raises(InputError, match="nope.txt: no such file"):
+        check_docids(tmp_path / "nope.txt", zh_en, request.ref, 2)
+
+
+def test_docids_make_ltcr_jobs_of_the_generated_config(tmp_path):
+    import yaml
+
+    from phenomt.evaluate import CONFIG, evaluate_config, load_config_dict, merged_hyps
+    from phenomt.plan import Plan
+
+    ids = _ids(tmp_path, "talk.1\ntalk.2\n")
+    request = _request(tmp_path, src_lang="zh", name="t.zh-en", ldd=False, docids=ids,
+                       align_extra=("newstest2017.zh-en",))
+    config = evaluate_config(request)
+    plan = Plan(load_config_dict(config))
+    plan.check()
+    assert config["downloads"]["t.zh-en.docids"] == {"url": None, "mirror": str(ids)}
+    assert plan.data.all_docids() == ["results/data/raw/t.zh-en.docids"]
+    systems = plan.systems
+    assert systems.ltcr_testsets == ["t.zh-en"] and systems.ltcr_sets() == ["t.zh-en"]
+    # every system, then the reference scored as a hypothesis (the calibration)
+    assert systems.ltcr_systems("t.zh-en") == ["mine", "reference"]
+    assert systems.ltcr_hyp("t.zh-en", "reference") == "results/data/raw/t.zh-en.en"
+    assert systems.ltcr_hyp("t.zh-en", "mine") == str(request.hyps[0][1])
+    assert "--docids results/data/raw/t.zh-en.docids" in systems.ltcr_layout_args("t.zh-en")
+    assert systems.ltcr_align_extra_inputs("t.zh-en") == [
+        "results/data/tok/newstest2017.zh-en.zh", "results/data/tok/newstest2017.zh-en.en"]
+    assert systems.all_ltcr() == ["results/systems/t.zh-en/mine.ltcr.json",
+                                  "results/systems/t.zh-en/reference.ltcr.json"]
+    assert "results/tables/systems_ltcr.md" in plan.tables()
+    assert "--baseline t.zh-en=mine" in systems.ltcr_table_args()
+    # a rerun without --docids keeps the earlier run's
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / CONFIG).write_text(yaml.safe_dump(config), encoding="utf-8")
+    again = merged_hyps(tmp_path / "out", _request(tmp_path, src_lang="zh", name="t.zh-en",
+                                                   ldd=False), False)
+    assert again.docids == ids
+    # no LTCR without document ids; a system cannot take the calibration row's name
+    assert not Plan(load_config_dict(evaluate_config(
+        _request(tmp_path, src_lang="zh", name="t.zh-en", ldd=False)))).systems.ltcr_testsets
+    named = evaluate_config(_request(tmp_path, src_lang="zh", name="t.zh-en", ldd=False,
+                                     docids=ids, hyps=(("reference", request.hyps[0][1]),),
+                                     baseline="reference"))
+    with pytest.raises(ValueError, match="no system can be named 'reference'"):
+        Plan(load_config_dict(named)).check()
+
+
 def _evaluate(tmp_path, mirror, *hyps: str) -> subprocess.CompletedProcess:
     """`phenomt evaluate` on newstest2021 de-en from the mirror, run from tmp_path with a PATH
     that does not hold the virtualenv."""
@@ -235,3 +311,78 @@ def test_mqm_annotations_become_an_mqm_set_of_the_test_set(tmp_path):
                       encoding="utf-8")
     with pytest.raises(InputError, match="no system 'ref'"):
         mqm_set(no_ref, "t.mqm", "de", "en")
+
+
+#: Real outputs of the MQM-annotated WMT21 TED talks, Zh->En, scored by the LTCR test.
+TED_SYSTEMS = ("NiuTrans", "Facebook-AI", "DIDI-NLP")
+
+
+def _ted_zh_en(folder: Path, mirror: Path, talks: int = 4) -> Path:
+    """The first ``talks`` talks of the mirror's MQM-annotated WMT21 TED Zh->En set as plain
+    files in ``folder``: ``ted.zh``, the human translation ``ref`` as ``ted.en``, the talk of
+    every line as ``ted.docids`` and an output per system of :data:`TED_SYSTEMS`."""
+    from phenomt.core.io import write_lines
+    from phenomt.systems.mqm import read_mqm
+    from phenomt.systems.outputs import mqm_outputs
+
+    path = mirror / "sysout" / "annotations" / "mqm_ted_zhen.tsv"
+    recovered = mqm_outputs(read_mqm(path), path)
+    kept = set(list(dict.fromkeys(recovered.documents))[:talks])
+    lines = [n for n, doc in enumerate(recovered.documents) if doc in kept]
+    files = {"ted.zh": recovered.source, "ted.en": recovered.outputs["ref"],
+             "ted.docids": recovered.documents,
+             **{f"{s}.en": recovered.outputs[s] for s in TED_SYSTEMS}}
+    for name, column in files.items():
+        write_lines(folder / name, [column[n] for n in lines])
+    return folder
+
+
+def _evaluate_ted(tmp_path: Path, mirror: Path, *systems: str) -> subprocess.CompletedProcess:
+    """`phenomt evaluate --docids` on the TED set, from tmp_path without the virtualenv on
+    PATH."""
+    data = tmp_path / "ted"
+    env = dict(os.environ, PATH="/usr/bin:/bin", PHENOMT_MIRROR=str(mirror))
+    return subprocess.run(
+        [str(Path(sys.executable).with_name("phenomt")), "evaluate",
+         "--src", str(data / "ted.zh"), "--ref", str(data / "ted.en"), "--langs", "zh-en",
+         "--docids", str(data / "ted.docids"),
+         *[a for s in systems for a in ("--hyp", f"{s}={data / s}.en")],
+         "--samples", "200", "--outdir", "eval", "--cores", "2", "--no-report"],
+        cwd=tmp_path, capture_output=True, text=True, env=env, timeout=1800)
+
+
+@pytest.mark.integration
+def test_evaluate_docids_scores_ltcr_of_zh_en_outputs_and_the_reference(tmp_path, mirror):
+    (tmp_path / "ted").mkdir()
+    _ted_zh_en(tmp_path / "ted", mirror)
+    result = _evaluate_ted(tmp_path, mirror, "NiuTrans", "Facebook-AI")
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("ted.zh-en: 370 lines, baseline NiuTrans, LTCR on 4 documents")
+    summary = {line.split(":")[0].strip(): line for line in lines[1:4]}
+    assert set(summary) == {"NiuTrans", "Facebook-AI", "reference (calibration)"}
+    assert all("LTCR L-All" in line and "pairs judged" in line for line in summary.values())
+    table = tmp_path / "eval" / "results" / "tables" / "systems_ltcr"
+    assert f"{table}.md" in result.stdout
+    with open(f"{table}.csv", newline="", encoding="utf-8") as handle:
+        rows = {r["system"]: r for r in csv.DictReader(handle)}
+    assert list(rows) == ["NiuTrans (baseline)", "Facebook-AI", "reference (calibration)"]
+    for row in rows.values():
+        assert (row["test set"], row["documents"], row["sentences"]) == ("ted.zh-en", "4",
+                                                                       "370")
+        value, low, high = (float(x) for x in re.findall(r"[\d.]+", row["L-All % [95% CI]"]))
+        assert 0 < low <= value <= high < 100 and int(row["judged"]) > 0
+    assert rows["Facebook-AI"]["paired test"].startswith("vs NiuTrans: ΔL-All ")
+    # the table has its HTML view for the report
+    assert (tmp_path / "eval" / "results" / "report" / "systems" / "systems_ltcr.html").is_file()
+
+    # one more system: only its own jobs (its LTCR among them) and the tables run
+    again = _evaluate_ted(tmp_path, mirror, "DIDI-NLP")
+    assert again.returncode == 0, again.stderr[-3000:]
+    ran = [line.split()[-1].rstrip(":") for line in again.stderr.splitlines()
+           if line.startswith(("rule ", "localrule "))]
+    assert ran.count("systems_ltcr") == 1 and ran.count("systems_score") == 1
+    assert "table_systems_ltcr" in ran
+    assert not {"systems_ltcr_layout", "systems_ltcr_align_train", "corpus_docids",
+                "prepare_corpus", "systems_tokenize"} & set(ran)
+    assert "DIDI-NLP:" in again.stdout and "reference (calibration):" in again.stdout

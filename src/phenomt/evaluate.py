@@ -7,6 +7,9 @@ system-scoring rules on it (one code path with the pipeline), only the jobs need
     phenomt evaluate --src test.de --ref test.en --langs de-en \
         --hyp mine=out1.en [--hyp base=out2.en ...] [--outdir DIR] [--cores N]
 
+A Zh->En test set given with ``--docids`` (one document id a line) is also scored for LTCR,
+every system and the reference (its calibration), with the systems config's own LTCR rules.
+
 ``phenomt systems evaluate --testset NAME --hyp FILE`` adds files to a test set a config
 already names, beside its configured systems. Both sit beside the CLI, above the plan: they
 read configs as the workflow does and start Snakemake with the running interpreter's tools.
@@ -31,8 +34,10 @@ from phenomt.core.fetch import find_mirror
 from phenomt.core.io import InputError, atomic_write
 from phenomt.core.metrics import base as metrics
 from phenomt.core.tables import load_json
+from phenomt.lexcons.convert import documents_from_ids
 from phenomt.plan import PROJECT_ROOT, SNAKEFILE, Plan, load_config
 from phenomt.plan.config import read_catalog
+from phenomt.plan.documents import REFERENCE
 from phenomt.systems.challenge import MIN_INTERVAL_SENTENCES
 from phenomt.systems.mqm import read_mqm
 from phenomt.systems.outputs import check_line_count, empty_lines, read_text
@@ -129,6 +134,7 @@ class Request:
     samples: int
     mirror: str | None
     mqm: Path | None = None
+    docids: Path | None = None
 
 
 def parse_langs(text: str) -> tuple[str, str]:
@@ -171,6 +177,24 @@ def check_inputs(src: Path, ref: Path, hyps: Sequence[tuple[str, Path]]) -> int:
     return len(references)
 
 
+#: The pair LTCR is defined for: its repeated source words are Chinese words (jieba).
+LTCR_PAIR = ("zh", "en")
+
+
+def check_docids(path: Path, langs: tuple[str, str], ref: Path, lines: int) -> int:
+    """The number of documents of a document-id file for LTCR after checking it: a Zh->En
+    test set, UTF-8 with LF endings, one non-empty id a line, as many lines as the reference
+    ``ref`` (``lines``), the lines of a document together. Errors name the file and line."""
+    if langs != LTCR_PAIR:
+        raise InputError(path, "--docids is for LTCR, which is defined for zh-en only (its "
+                               "repeated source words are Chinese words segmented by jieba); "
+                               f"this test set is {langs[0]}-{langs[1]}")
+    if not path.is_file():
+        raise InputError(path, "no such file")
+    check_line_count(path, len(read_text(path)), lines, ref)
+    return len(documents_from_ids(path, lines))
+
+
 def _udpipe(lang: str, mirror: str | None) -> str | None:
     if lang not in UDPIPE:
         return None
@@ -181,7 +205,8 @@ def _udpipe(lang: str, mirror: str | None) -> str | None:
 
 def evaluate_config(request: Request) -> dict[str, Any]:
     """The config of one ``phenomt evaluate`` run: the test set as a corpus of local files,
-    the systems as its outputs, the LDD section when its challenge sets are asked for."""
+    the systems as its outputs, the LDD section when its challenge sets are asked for, its
+    document ids and LTCR when given."""
     s, t, name = request.src_lang, request.tgt_lang, request.name
     outputs = {system: {"path": str(path), "origin": f"your file {path}"}
                for system, path in request.hyps}
@@ -201,6 +226,13 @@ def evaluate_config(request: Request) -> dict[str, Any]:
                                     if system != request.baseline],
                         "outputs": outputs}}},
     }
+    if request.docids is not None:
+        config["corpora"][name]["docids"] = {"download": f"{name}.docids", "format": "lines"}
+        config["downloads"][f"{name}.docids"] = {"url": None, "mirror": str(request.docids)}
+        config["systems"]["testsets"][name].update(ltcr=True,
+                                                   align_extra=list(request.align_extra))
+        # catalogued corpora the LTCR aligner trains on beside the test set
+        config["corpora"].update({corpus: {} for corpus in request.align_extra})
     if request.mqm is not None:
         config["downloads"][f"{name}.mqm"] = {"url": None, "mirror": str(request.mqm)}
         config["systems"]["mqm"] = {name: mqm_set(request.mqm, f"{name}.mqm", s, t)}
@@ -229,8 +261,8 @@ def mqm_set(path: Path, download: str, src: str, tgt: str) -> dict[str, Any]:
 
 def merged_hyps(outdir: Path, request: Request, baseline_given: bool) -> Request:
     """``request`` with the systems an earlier run in ``outdir`` scored on the same test set
-    first, and its baseline unless one is given, so that adding a system runs only that
-    system's jobs; a different test set is refused."""
+    first, and its baseline, MQM annotations and document ids unless given again, so that
+    adding a system runs only that system's jobs; a different test set is refused."""
     previous = outdir / CONFIG
     if not previous.is_file():
         return request
@@ -251,7 +283,10 @@ def merged_hyps(outdir: Path, request: Request, baseline_given: bool) -> Request
     baseline = request.baseline if baseline_given else testset["baseline"]
     earlier_mqm = downloads.get(f"{request.name}.mqm", {}).get("mirror")
     mqm = request.mqm or (Path(earlier_mqm) if earlier_mqm else None)
-    return replace(request, hyps=tuple(hyps.items()), baseline=baseline, mqm=mqm)
+    earlier_docids = downloads.get(f"{request.name}.docids", {}).get("mirror")
+    docids = request.docids or (Path(earlier_docids) if earlier_docids else None)
+    return replace(request, hyps=tuple(hyps.items()), baseline=baseline, mqm=mqm,
+                   docids=docids)
 
 
 def _snakemake(*args: str) -> list[str]:
@@ -260,9 +295,11 @@ def _snakemake(*args: str) -> list[str]:
 
 
 def summary_lines(plan: Plan, testset: str, root: Path) -> list[str]:
-    """One line per system: each metric with its interval, CRR+DRR and the worst challenge
-    set (largest BLEU drop against the full test set); the run's files are under ``root``."""
+    """One line per system: each metric with its interval, CRR+DRR, LTCR and the worst
+    challenge set (largest BLEU drop against the full test set); with LTCR, a last line with
+    the reference's (the calibration). The run's files are under ``root``."""
     lines = []
+    ltcr = testset in plan.systems.ltcr_testsets
     for system in plan.systems.systems(testset):
         scored = load_json(root / plan.systems.bleu_json(testset, system))
         main = scored["subsets"][scored["main"]]
@@ -275,10 +312,26 @@ def summary_lines(plan: Plan, testset: str, root: Path) -> list[str]:
             low, high = red["redundancy_ci"]
             parts.append(f"CRR+DRR {100 * red['redundancy']:.2f}% "
                          f"[{100 * low:.2f}, {100 * high:.2f}]")
+        if ltcr:
+            parts.append(_l_all(load_json(root / plan.systems.ltcr_json(testset, system))))
         if testset in plan.systems.ldd_testsets:
             parts.append(_worst_set(load_json(root / plan.systems.ldd_json(testset, system))))
         lines.append(f"{system}: " + ", ".join(parts))
+    if ltcr:
+        record = load_json(root / plan.systems.ltcr_json(testset, REFERENCE))
+        lines.append(f"reference (calibration): {_l_all(record)}, the reference scored as "
+                     "a hypothesis")
     return lines
+
+
+def _l_all(record: dict[str, Any]) -> str:
+    """LTCR's L-All of a record with its interval and the pairs judged."""
+    if record["l_all"] is None:
+        return f"LTCR L-All: no pair judged of {record['pairs_all']}"
+    bounds = record["intervals"]["l_all"]
+    interval = f" [{100 * bounds[0]:.2f}, {100 * bounds[1]:.2f}]" if bounds else ""
+    return (f"LTCR L-All {100 * record['l_all']:.2f}%{interval} ({record['judged_all']} of "
+            f"{record['pairs_all']} pairs judged)")
 
 
 def _worst_set(record: dict[str, Any]) -> str:
@@ -310,11 +363,14 @@ def _evaluate(args: argparse.Namespace) -> int:
         ldd=not args.no_ldd and src_lang in UDPIPE and tgt_lang in UDPIPE,
         align_extra=tuple(args.align_extra), metrics=tuple(args.metrics),
         samples=args.samples, mirror=str(mirror) if mirror else None,
-        mqm=Path(args.mqm).resolve() if args.mqm else None)
+        mqm=Path(args.mqm).resolve() if args.mqm else None,
+        docids=Path(args.docids).resolve() if args.docids else None)
     request = merged_hyps(outdir, request, args.baseline is not None)
     if request.baseline not in dict(request.hyps):
         raise InputError("--baseline", f"{request.baseline!r} is none of the systems")
     lines = check_inputs(request.src, request.ref, request.hyps)
+    documents = None if request.docids is None else check_docids(
+        request.docids, (request.src_lang, request.tgt_lang), request.ref, lines)
     config = evaluate_config(request)
     plan = Plan(load_config_dict(config))
     try:
@@ -337,6 +393,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         if result.returncode != 0:
             return result.returncode
     print(f"{request.name}: {lines} lines, baseline {request.baseline}"
+          + ("" if documents is None else f", LTCR on {documents} documents")
           + ("" if request.ldd else "; no LDD challenge sets (UDPipe models exist for "
                                     f"{', '.join(UDPIPE)} only)"))
     for line in summary_lines(plan, request.name, outdir):
@@ -381,10 +438,14 @@ def register_cli(tree) -> None:
     p.add_argument("--mqm", help="MQM annotations (Google's WMT MQM TSV layout): error rates "
                                  "per annotated system beside DRR (and LTCR for zh-en), with "
                                  "Spearman's rho")
+    p.add_argument("--docids", help="the document id of every source line, one a line "
+                                    "(zh-en): LTCR of every system and of the reference, its "
+                                    "calibration")
     p.add_argument("--no-ldd", action="store_true",
                    help="skip the long-distance-dependency challenge sets")
     p.add_argument("--align-extra", nargs="+", default=[], metavar="CORPUS",
-                   help="catalogued corpora the aligner trains on beside the test set")
+                   help="catalogued corpora the LDD or LTCR aligner trains on beside the "
+                        "test set")
     p.add_argument("--mirror", help="the data mirror (default: $PHENOMT_MIRROR or "
                                     "../shared/data of the checkout)")
     p.add_argument("--no-report", dest="report", action="store_false",
