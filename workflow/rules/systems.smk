@@ -300,11 +300,11 @@ rule systems_ltcr:
 rule table_systems_ltcr:
     localrule: True
     input:
-        PLAN.systems.all_ltcr(),
+        lambda w: PLAN.systems.all_ltcr(),
     output:
         **PLAN.table_files("systems_ltcr"),
     params:
-        args=PLAN.systems.ltcr_table_args(),
+        args=lambda w: PLAN.systems.ltcr_table_args(),
     log:
         f"{OUT}/logs/tables/systems_ltcr.log",
     conda:
