@@ -92,3 +92,12 @@ def test_no_table_path_outside_its_declaration():
              for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
              if PLAN_TABLE_PATH.search(line) and "logs/tables" not in line]
     assert not rules and not plans, [*rules, *plans]
+
+
+def test_the_readme_lists_every_declared_table():
+    # README "What you get": one row per declaration, placeholders in angle brackets
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    first_cells = re.findall(r"^\| (`[^|]+`) \|", readme, flags=re.MULTILINE)
+    listed = {name for cell in first_cells for name in re.findall(r"`([^`]+)`", cell)}
+    declared = {re.sub(r"\{(\w+)\}", r"<\1>", name) for name in tables.TABLES}
+    assert declared <= listed, f"not in README: {sorted(declared - listed)}"
