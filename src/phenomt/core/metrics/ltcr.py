@@ -304,11 +304,9 @@ def summarise(pairs: Sequence[Pair], verdicts: Sequence[bool | None], documents:
 def document_statistics(record: Mapping[str, Any], path: str | Path) -> np.ndarray:
     """The per-document rows (:data:`STATISTICS_COLUMNS`) a record keeps; an error naming the
     file when it has none (a record written before they were kept)."""
-    stats = record.get("statistics")
-    if not stats or stats.get("columns") != list(STATISTICS_COLUMNS):
-        raise InputError(path, "no per-document LTCR statistics: score it again with "
-                               "`phenomt score ltcr`")
-    return np.asarray(stats["rows"], dtype=np.float64).reshape(-1, len(STATISTICS_COLUMNS))
+    return resample.record_statistics(record, path, STATISTICS_COLUMNS,
+                                      "no per-document LTCR statistics: score it again with "
+                                      "`phenomt score ltcr`")
 
 
 def paired_test(stats_a: np.ndarray, stats_b: np.ndarray, subset: str = "all",

@@ -71,13 +71,18 @@ def ratio(numerator: int, denominator: int) -> Score:
     return score
 
 
-def record_statistics(record: Mapping[str, Any], path: str | Path) -> np.ndarray:
-    """The per-sentence statistics a score record keeps (``phenomt score ... --bootstrap N``),
-    one row per sentence; an error naming the file when it has none."""
+def record_statistics(record: Mapping[str, Any], path: str | Path,
+                      columns: Sequence[str] | None = None,
+                      missing: str = "no per-sentence statistics: score it with --bootstrap N"
+                      ) -> np.ndarray:
+    """The per-unit statistics a score record keeps (``phenomt score ... --bootstrap N``: one
+    row per sentence), as ``len(columns)`` columns when the record must name exactly those;
+    an error naming the file (``missing``) when it has none or others."""
     stats = record.get("statistics")
-    if not stats:
-        raise InputError(path, "no per-sentence statistics: score it with --bootstrap N")
-    return np.asarray(stats["rows"], dtype=np.float64)
+    if not stats or (columns is not None and stats.get("columns") != list(columns)):
+        raise InputError(path, missing)
+    rows = np.asarray(stats["rows"], dtype=np.float64)
+    return rows if columns is None else rows.reshape(-1, len(columns))
 
 
 def resample_weights(n: int, samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_SEED
