@@ -69,8 +69,8 @@ def local_rules() -> set[str]:
 
 def planned_jobs(workdir: Path) -> dict[tuple[str, str], dict]:
     """Snakemake's own account of every job of the run, from a dry run with the profile:
-    (rule, wildcard values joined by "_", as the executor names its jobs) → ``threads``,
-    the resources and ``local`` (a job Snakemake runs itself: ``all``, the local rules)."""
+    (rule, wildcard values joined by "_" with "/" as "_", as the executor names its jobs) →
+    ``threads``, the resources and ``local`` (a job Snakemake runs itself: ``all``, the local rules)."""
     # --cores: a dry run would cap every rule's threads at 1 without it
     result = run_snakemake("--dry-run", "--cores", str(DRY_RUN_CORES), "--profile", str(PROFILE),
                            "--configfile", str(TINY_CONFIG), "--directory", str(workdir))
@@ -85,7 +85,8 @@ def planned_jobs(workdir: Path) -> dict[tuple[str, str], dict]:
                      if "=" in item]
         resources = dict(item.split("=", 1) for item in fields["resources"].split(", "))
         local = bool(header.group(1)) or header.group(2) in local_rules()
-        jobs[(header.group(2), "_".join(wildcards))] = {
+        # the executor writes a "/" inside a wildcard value as "_" in the job's comment
+        jobs[(header.group(2), "_".join(wildcards).replace("/", "_"))] = {
             "threads": fields.get("threads", "1"), "local": local, **resources}
     return jobs
 
