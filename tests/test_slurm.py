@@ -70,7 +70,8 @@ def local_rules() -> set[str]:
 def planned_jobs(workdir: Path) -> dict[tuple[str, str], dict]:
     """Snakemake's own account of every job of the run, from a dry run with the profile:
     (rule, wildcard values joined by "_" with "/" as "_", as the executor names its jobs) →
-    ``threads``, the resources and ``local`` (a job Snakemake runs itself: ``all``, the local rules)."""
+    ``threads``, the resources and ``local`` (a job Snakemake runs itself: ``all``, the
+    local rules)."""
     # --cores: a dry run would cap every rule's threads at 1 without it
     result = run_snakemake("--dry-run", "--cores", str(DRY_RUN_CORES), "--profile", str(PROFILE),
                            "--configfile", str(TINY_CONFIG), "--directory", str(workdir))

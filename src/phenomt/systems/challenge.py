@@ -34,7 +34,12 @@ from phenomt.core.bins import parse_bin
 from phenomt.core.io import InputError, read_lines
 from phenomt.core.lineids import read_ids, select_lines
 from phenomt.core.metrics.bleu import default_tokenizer
-from phenomt.core.metrics.ribes import ribes_record, ribes_tokens
+from phenomt.core.metrics.ribes import (
+    mean_ribes,
+    ribes_record_of,
+    ribes_tokens,
+    sentence_ribes_scores,
+)
 from phenomt.systems.outputs import read_output, read_text
 from phenomt.systems.scores import CONFIDENCE, DEFAULT_SEED, significance
 
@@ -86,8 +91,9 @@ def _check_set_reference(selected: Sequence[str], path: str, lines: bool = True)
 
 
 def score_lines(hypotheses: Sequence[str], references: Sequence[str], *, tokenize: str,
-                ribes: bool, samples: int, seed: int) -> dict:
-    """Sentences, BLEU with its interval and, when asked, RIBES of selected lines."""
+                ribes: Sequence[float] | None, samples: int, seed: int) -> dict:
+    """Sentences, BLEU with its interval and, given their sentence RIBES scores, RIBES of
+    selected lines."""
     entry: dict = {"sentences": len(hypotheses), "bleu": None, "ribes": None}
     if not hypotheses:
         return entry
@@ -95,10 +101,8 @@ def score_lines(hypotheses: Sequence[str], references: Sequence[str], *, tokeniz
                         samples=samples, seed=seed, metrics=("bleu",))["bleu"]
     entry["bleu"] = {key: bleu[key] for key in ("score", "mean", "ci_low", "ci_high",
                                                  "signature", "test_signature")}
-    if ribes:
-        entry["ribes"] = ribes_record(ribes_tokens(hypotheses, tokenize),
-                                      ribes_tokens(references, tokenize),
-                                      f"sacreBLEU's {tokenize} tokenizer")
+    if ribes is not None:
+        entry["ribes"] = ribes_record_of(mean_ribes(ribes), f"sacreBLEU's {tokenize} tokenizer")
     return entry
 
 
@@ -116,7 +120,10 @@ def ldd_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
     output = read_output(hyp, ref)
     tokenize = tokenize or default_tokenizer(target_lang)
     settings = {"tokenize": tokenize, "samples": samples, "seed": seed}
-    full = score_lines(output.lines, references, ribes=True, **settings)
+    # sentence RIBES once: the reordering set's lines are test-set lines
+    ribes = sentence_ribes_scores(ribes_tokens(output.lines, tokenize),
+                                  ribes_tokens(references, tokenize))
+    full = score_lines(output.lines, references, ribes=ribes, **settings)
     full_bleu = full["bleu"]["score"] if full["bleu"] else None
     scored = {}
     for challenge in sets:
@@ -126,7 +133,8 @@ def ldd_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
         refs = select_lines(references, ids, ids_path, ref)
         _check_set_reference(refs, f"{challenge.prefix}.ref",
                              lines=challenge.phenomenon != REORDER)
-        entry = score_lines(hyps, refs, ribes=challenge.phenomenon == REORDER, **settings)
+        entry = score_lines(hyps, refs, **settings, ribes=select_lines(ribes, ids, ids_path)
+                            if challenge.phenomenon == REORDER else None)
         bleu = entry["bleu"]
         entry.update(phenomenon=challenge.phenomenon, bin=challenge.bin, ids=ids_path,
                      difference=None, below=None, above=None)

@@ -40,14 +40,39 @@ def corpus_ribes_score(hypotheses: Sequence[Sequence[str]], references: Sequence
                               alpha=RIBES_ALPHA, beta=RIBES_BETA))
 
 
+def sentence_ribes_scores(hypotheses: Sequence[Sequence[str]],
+                          references: Sequence[Sequence[str]]) -> list[float]:
+    """nltk's sentence RIBES (α and β pinned) of every tokenized hypothesis."""
+    from nltk.translate.ribes_score import sentence_ribes
+
+    if len(hypotheses) != len(references):
+        raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
+    return [sentence_ribes([list(ref)], list(hyp), alpha=RIBES_ALPHA, beta=RIBES_BETA)
+            for hyp, ref in zip(hypotheses, references, strict=True)]
+
+
+def mean_ribes(scores: Iterable[float]) -> float:
+    """Corpus RIBES of sentence scores, summed in order and divided as nltk's
+    ``corpus_ribes`` does, so that a subset's scores give exactly its corpus RIBES."""
+    total, count = 0.0, 0
+    for score in scores:
+        total += score
+        count += 1
+    return total / count if count else 0.0
+
+
 def ribes_record(hyp_tokens: Sequence[Sequence[str]], ref_tokens: Sequence[Sequence[str]],
                  tokens: str) -> dict[str, Any]:
     """RIBES with its parameters; ``tokens`` says how the text was tokenized."""
+    return ribes_record_of(corpus_ribes_score(hyp_tokens, ref_tokens), tokens)
+
+
+def ribes_record_of(score: float, tokens: str) -> dict[str, Any]:
+    """The record of a corpus RIBES computed already (e.g. :func:`mean_ribes`)."""
     import nltk
 
-    return {"score": round(corpus_ribes_score(hyp_tokens, ref_tokens), 4),
-            "alpha": RIBES_ALPHA, "beta": RIBES_BETA, "tokens": tokens,
-            "implementation": f"nltk {nltk.__version__} corpus_ribes"}
+    return {"score": round(score, 4), "alpha": RIBES_ALPHA, "beta": RIBES_BETA,
+            "tokens": tokens, "implementation": f"nltk {nltk.__version__} corpus_ribes"}
 
 
 @register
@@ -71,14 +96,10 @@ class Ribes(Metric):
 
     def statistics(self, hypotheses: Sequence[str], references: Sequence[str],
                    sources: Sequence[str] | None = None) -> np.ndarray:
-        from nltk.translate.ribes_score import sentence_ribes
-
         self._check(hypotheses, references, sources)
-        hyps = ribes_tokens(hypotheses, self.tokenize, self.lowercase)
-        refs = ribes_tokens(references, self.tokenize, self.lowercase)
-        return np.array([[sentence_ribes([ref], hyp, alpha=RIBES_ALPHA, beta=RIBES_BETA), 1.0]
-                         for hyp, ref in zip(hyps, refs, strict=True)],
-                        dtype=np.float64).reshape(-1, 2)
+        scores = sentence_ribes_scores(ribes_tokens(hypotheses, self.tokenize, self.lowercase),
+                                       ribes_tokens(references, self.tokenize, self.lowercase))
+        return np.array([[score, 1.0] for score in scores], dtype=np.float64).reshape(-1, 2)
 
     def score(self, totals: np.ndarray) -> float:
         return float(totals[0] / totals[1]) if totals[1] else float("nan")
