@@ -17,7 +17,13 @@ from phenomt.cli import COMMAND_MODULES, CommandTree, build_parser
 from phenomt.core.bins import bin_title, parse_bin
 from phenomt.core.io import InputError
 from phenomt.core.metrics.bleu import bleu_from_statistics, bleu_statistics, corpus_bleu
-from phenomt.core.metrics.ribes import RIBES_ALPHA, RIBES_BETA, corpus_ribes_score
+from phenomt.core.metrics.ribes import (
+    RIBES_ALPHA,
+    RIBES_BETA,
+    corpus_ribes_score,
+    mean_ribes,
+    sentence_ribes_scores,
+)
 from phenomt.core.tables import write_table
 from phenomt.ldd.cli import register_cli
 from phenomt.ldd.control import (
@@ -147,6 +153,20 @@ def test_ribes_hand_computed() -> None:
     assert score == pytest.approx((one + two) / 2, abs=1e-9)
     assert round(score, 6) == 0.800438
     assert (RIBES_ALPHA, RIBES_BETA) == (0.25, 0.10)
+
+
+def test_a_subsets_ribes_from_the_sentence_scores_is_its_corpus_ribes() -> None:
+    # The same two sentences as above (0.812758 and 0.788118) and a third, "e": worder = [4]
+    # has no pairs, for which nltk takes the lowest tau, -1, so NKT = 0 and RIBES 0.
+    ref = ["a", "b", "c", "d", "e"]
+    hyps = [["b", "a", "c", "d"], ["b", "a", "x", "c", "d"], ["e"]]
+    scores = sentence_ribes_scores(hyps, [ref] * 3)
+    assert scores == pytest.approx([5 / 6 * math.exp(-0.025), 5 / 6 * 0.8 ** 0.25, 0.0])
+    # every subset's mean is, bit for bit, nltk's corpus RIBES of the subset
+    for subset in ([0, 1], [1, 2], [0, 2], [2]):
+        assert mean_ribes(scores[i] for i in subset) == corpus_ribes_score(
+            [hyps[i] for i in subset], [ref] * len(subset))
+    assert round(mean_ribes(scores[:2]), 6) == 0.800438 and mean_ribes([]) == 0.0
 
 
 def test_score_set_records_bleu_signature_and_ribes() -> None:
