@@ -199,8 +199,8 @@ FINDINGS_NAT = {
                  "save_interval_updates": 100, "keep_interval_updates": 6,
                  "log_interval": 100, "disable_validation": True},
     "model_overrides": {
-        # CMLM at 2e-3 stalled on raw data (training loss 7.97 after 900 updates); at 1e-3 it
-        # learns on both (raw 6.86, distilled 5.46 against 5.75 at 2e-3)
+        # CMLM at 2e-3 stalled on raw data (masked-word loss 7.97 after 900 updates); at 1e-3
+        # it learns on both (raw 6.86, distilled 5.46 against 5.75 at 2e-3)
         "cmlm": {"lr": 0.001},
         "glat": {"max_update": 1000},
         "dat": {"max_update": 800, "warmup_updates": 300, "dropout": 0.1,

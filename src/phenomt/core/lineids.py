@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from typing import TypeVar
 
 from phenomt.core.io import InputError, read_lines
+
+#: what a selected line is: a sentence, or a score kept per sentence
+Line = TypeVar("Line")
 
 
 def read_ids(path: str | os.PathLike[str]) -> list[int]:
@@ -23,11 +27,11 @@ def read_ids(path: str | os.PathLike[str]) -> list[int]:
     return ids
 
 
-def select_lines(lines: Sequence[str], ids: Iterable[int],
+def select_lines(lines: Sequence[Line], ids: Iterable[int],
                  ids_path: str | os.PathLike[str] = "<ids>",
-                 lines_path: str | os.PathLike[str] = "<lines>") -> list[str]:
+                 lines_path: str | os.PathLike[str] = "<lines>") -> list[Line]:
     """The lines at the 1-based ``ids``; an id outside the lines is an :class:`InputError`."""
-    selected = []
+    selected: list[Line] = []
     for number, sentence_id in enumerate(ids, start=1):
         if not 1 <= sentence_id <= len(lines):
             raise InputError(ids_path, f"sentence id {sentence_id} is outside {lines_path}, "
