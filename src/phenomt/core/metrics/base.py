@@ -255,14 +255,17 @@ def _score_command(args: Any) -> int:
 
     cls = METRICS[args.metric]
     metric = cls(**{name: getattr(args, name) for name, _, _ in setting_options(cls)})
-    record = score_files(metric, args.hyp, args.ref, args.src, samples=args.bootstrap,
-                         seed=args.seed, meta=dict(args.meta))
+    # every file once, line counts checked together
+    texts = read_parallel([args.hyp, args.ref, *([args.src] if args.src else []),
+                           *([args.baseline] if args.baseline else [])])
+    hyps, refs = texts[0], texts[1]
+    srcs = texts[2] if args.src else None
+    record = score_record(metric, hyps, refs, srcs, samples=args.bootstrap, seed=args.seed,
+                          meta=dict(args.meta))
+    record.update(hypothesis=args.hyp, reference=args.ref)
     if args.baseline:
-        texts = read_parallel([args.hyp, args.baseline, args.ref,
-                               *([args.src] if args.src else [])])
-        compared = metric.compare(texts[0], texts[1], texts[2], texts[3] if args.src else None,
-                                  samples=args.bootstrap or resample.DEFAULT_SAMPLES,
-                                  seed=args.seed)
+        compared = metric.compare(hyps, texts[-1], refs, srcs, samples=args.bootstrap or
+                                  resample.DEFAULT_SAMPLES, seed=args.seed)
         record["baseline"] = {"hypothesis": args.baseline, **compared.as_dict()}
     text = json.dumps(record, indent=2, ensure_ascii=False)
     if args.output:
