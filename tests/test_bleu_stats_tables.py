@@ -6,7 +6,8 @@ import yaml
 
 from phenomt.core import papers
 from phenomt.core.io import InputError
-from phenomt.core.metrics.bleu import corpus_bleu, default_tokenizer, score_files
+from phenomt.core.metrics.base import get, score_files
+from phenomt.core.metrics.bleu import corpus_bleu, default_tokenizer
 from phenomt.core.stats import THESIS, THESIS_CORPORA, corpus_stats, thesis_sizes
 from phenomt.core.tables import bleu_table, model_card, stats_table, write_table
 
@@ -39,7 +40,7 @@ def test_score_files_line_mismatch(tmp_path):
     (tmp_path / "h").write_text("a\nb\n")
     (tmp_path / "r").write_text("a\n")
     with pytest.raises(InputError, match="differ in length"):
-        score_files(tmp_path / "h", tmp_path / "r", "13a", False)
+        score_files(get("bleu"), tmp_path / "h", tmp_path / "r")
 
 
 def test_corpus_stats(tmp_path):
@@ -67,8 +68,10 @@ def test_tables(tmp_path):
     assert "| IWSLT14 train" in md and "160239" in md and "—" in md
     assert (tmp_path / "t.csv").read_text().splitlines()[0].startswith("corpus,pair,split")
 
-    score = _dump(tmp_path / "b.json", {"model": "m", "direction": "de-en", "testset": "nt13",
-                                        "sentences": 3, "bleu": 12.345, "signature": "sig"})
+    score = _dump(tmp_path / "b.json", {"metric": "bleu", "score": 12.345, "signature": "sig",
+                                        "sentences": 3, "ci": None,
+                                        "meta": {"model": "m", "direction": "de-en",
+                                                 "testset": "nt13"}})
     spec = {"src": "de", "tgt": "en", "train": ["a"], "valid": "v", "seed": 1,
             "bpe": {"merges": 100}, "architecture": {"arch": "transformer",
                                                      "encoder_layers": 2},

@@ -10,7 +10,7 @@ import pytest
 
 from phenomt.core.io import InputError
 from phenomt.core.metrics import resample
-from phenomt.core.metrics.bleu import score_files
+from phenomt.core.metrics.base import get, score_record
 from phenomt.ldd import locality_claims
 from phenomt.nat import claims
 
@@ -24,7 +24,9 @@ def _bleu_record(tmp_path, name: str, hyps: list[str], **meta) -> dict:
     hyp, ref = tmp_path / f"{name}.hyp", tmp_path / "ref"
     hyp.write_text("\n".join(hyps) + "\n", encoding="utf-8")
     ref.write_text("\n".join(REFS) + "\n", encoding="utf-8")
-    return {**score_files(hyp, ref, "13a", False, samples=50), **meta}
+    # as `phenomt score bleu --bootstrap 50 --meta KEY=VALUE ...` writes it
+    return score_record(get("bleu"), hyps, REFS, samples=50,
+                        meta={key: str(value) for key, value in meta.items()})
 
 
 def _write(tmp_path, name: str, record: dict) -> str:

@@ -57,7 +57,7 @@ def test_table5_rows_are_distance_bins():
 
 def test_table6_bleu_and_intervals():
     records = {"sent-transformer": _record((4, 4, 3), (2, 2, 1))}
-    frame = results.table6(records, {"sent-transformer": {"bleu": 12.5}})
+    frame = results.table6(records, {"sent-transformer": {"score": 12.5}})
     row = frame[frame["system"] == "Sent-Transformer"].iloc[0]
     assert row["BLEU"] == 12.5 and row["paper BLEU"] == pytest.approx(17.77)
     assert row["L-All (%)"] == 75.0 and row["L-All 95% CI"] == "[25.00, 75.00]"

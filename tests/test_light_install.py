@@ -242,12 +242,11 @@ def test_the_package_carries_the_workflow_and_its_data(light):
 @pytest.mark.integration
 def test_installed_it_scores_a_real_system_output(light, mirror, tmp_path):
     hyp, ref = mirror / HYP, mirror / REF
-    result = _run(light, "phenomt", "score", "metric", "--metric", "bleu", "--hyp", str(hyp),
-                  "--ref", str(ref))
+    result = _run(light, "phenomt", "score", "bleu", "--hyp", str(hyp), "--ref", str(ref))
     assert result.returncode == 0, result.stderr
     installed = json.loads(result.stdout)
     # the checkout's own scorer, in this process, gives the same record
-    assert main(["score", "metric", "--metric", "bleu", "--hyp", str(hyp), "--ref", str(ref),
+    assert main(["score", "bleu", "--hyp", str(hyp), "--ref", str(ref),
                  "--output", str(tmp_path / "bleu.json")]) == 0
     here = json.loads((tmp_path / "bleu.json").read_text(encoding="utf-8"))
     assert installed["sentences"] == 1000 and 0 < installed["score"] < 100
@@ -290,7 +289,7 @@ def test_installed_it_runs_the_workflow_s_scoring_of_given_systems(light, mirror
     assert result.returncode == 0, (result.stdout + result.stderr)[-5000:]
     table = (workdir / "results" / "tables" / "systems_bleu.md").read_text(encoding="utf-8")
     assert "| VolcTrans-AT (baseline) |" in table and "| VolcTrans-GLAT " in table
-    assert "34.44 [" in table  # the BLEU `phenomt score metric` gives the same file
+    assert "34.44 [" in table  # the BLEU `phenomt score bleu` gives the same file
 
 
 @pytest.mark.integration

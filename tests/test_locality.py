@@ -376,16 +376,21 @@ def test_scores_are_validated():
 
 
 def test_read_scores_from_json_and_csv(tmp_path):
-    # `phenomt score bleu --meta ...` stores the meta values as strings.
-    for seed, bleu in ((1, 20.0), (2, 22.0)):
-        (tmp_path / f"s{seed}.json").write_text(json.dumps(
-            {"bleu": bleu, "signature": "sig", "setting": "REGULAR", "pos_emb": "learned",
-             "arch": "transformer", "seed": str(seed)}))
+    # a record of `phenomt score bleu --meta ...` (which stores the meta values as strings)
+    (tmp_path / "s1.json").write_text(json.dumps(
+        {"metric": "bleu", "score": 20.0, "signature": "sig", "sentences": 3, "ci": None,
+         "meta": {"setting": "REGULAR", "pos_emb": "learned", "arch": "transformer",
+                  "seed": "1"}}))
+    # and a JSON list of rows written by hand
+    (tmp_path / "s2.json").write_text(json.dumps(
+        [{"bleu": 22.0, "setting": "regular", "pos_emb": "learned", "arch": "transformer",
+          "seed": 2}]))
     (tmp_path / "more.csv").write_text("setting,pos_emb,arch,seed,bleu\n"
                                        "permuted,learned,transformer,1,19.0\n")
     frame = read_scores([tmp_path / "s1.json", tmp_path / "s2.json", tmp_path / "more.csv"])
     assert frame["setting"].tolist() == ["regular", "regular", "permuted"]
     assert frame["seed"].tolist() == [1, 2, 1]
+    assert frame["bleu"].tolist() == [20.0, 22.0, 19.0]
     with pytest.raises(InputError, match="missing column"):
         (tmp_path / "bad.csv").write_text("setting,bleu\nregular,1\n")
         read_scores([tmp_path / "bad.csv"])

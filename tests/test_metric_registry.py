@@ -10,9 +10,11 @@ import pytest
 import sacrebleu
 
 from phenomt.cli import main
+from phenomt.core.io import InputError
 from phenomt.core.metrics import base
 from phenomt.core.metrics.base import Metric
 from phenomt.core.metrics.ribes import corpus_ribes_score, ribes_tokens
+from phenomt.core.tables import load_score
 
 HYPS = ["the cat sat on the mat .", "a dog dog barks loudly", "hello there", ""]
 REFS = ["the cat sat on a mat .", "the dog barks", "hello there , friend", "nothing here"]
@@ -90,23 +92,81 @@ def test_compare_pairs_sentences():
     assert better.a == 0.0 and better.difference < 0
 
 
-def test_score_metric_command(tmp_path, capsys):
+def test_score_commands_are_generated_from_the_registry(tmp_path, capsys):
     hyp, ref = tmp_path / "hyp", tmp_path / "ref"
     hyp.write_text("\n".join(HYPS) + "\n", encoding="utf-8")
     ref.write_text("\n".join(REFS) + "\n", encoding="utf-8")
     out = tmp_path / "ter.json"
-    assert main(["score", "metric", "--metric", "ter", "--hyp", str(hyp), "--ref", str(ref),
-                 "--baseline", str(ref), "--bootstrap", "50", "--output", str(out)]) == 0
+    assert main(["score", "ter", "--hyp", str(hyp), "--ref", str(ref), "--baseline", str(ref),
+                 "--bootstrap", "50", "--meta", "model=m", "--output", str(out)]) == 0
     record = json.loads(out.read_text(encoding="utf-8"))
     assert record["score"] == pytest.approx(sacrebleu.corpus_ter(HYPS, [REFS]).score)
     assert record["higher_is_better"] is False and len(record["ci"]) == 2
-    assert record["baseline"]["b"] == 0.0
+    assert record["baseline"]["b"] == 0.0 and record["meta"] == {"model": "m"}
+    assert record["statistics"]["columns"] == ["edits", "ref_length"]
+    assert len(record["statistics"]["rows"]) == len(HYPS)
+    assert load_score(out, "ter")["score"] == record["score"]
+    # a setting of the metric's constructor is an option of the same name
+    assert main(["score", "ter", "--hyp", str(hyp), "--ref", str(ref), "--case-sensitive",
+                 "--output", str(out)]) == 0
+    cased = json.loads(out.read_text(encoding="utf-8"))
+    assert cased["score"] == pytest.approx(
+        sacrebleu.metrics.TER(case_sensitive=True).corpus_score(HYPS, [REFS]).score)
+    assert "case:lc" in record["signature"] and "case:mixed" in cased["signature"]
+    assert "statistics" not in cased
     capsys.readouterr()
-    with pytest.raises(SystemExit, match="unexpected keyword argument 'foo'"):
-        main(["score", "metric", "--metric", "ter", "--hyp", str(hyp), "--ref", str(ref),
-              "--set", "foo=1"])
-    with pytest.raises(SystemExit, match="crr needs --src"):
-        main(["score", "metric", "--metric", "crr", "--hyp", str(hyp), "--ref", str(ref)])
+    with pytest.raises(SystemExit):  # not a setting of TER
+        main(["score", "ter", "--hyp", str(hyp), "--ref", str(ref), "--tokenize", "13a"])
+    with pytest.raises(SystemExit):  # CRR reads the source
+        main(["score", "crr", "--hyp", str(hyp), "--ref", str(ref)])
+    with pytest.raises(SystemExit):  # not one of sacreBLEU's tokenizers
+        main(["score", "bleu", "--hyp", str(hyp), "--ref", str(ref), "--tokenize", "nope"])
+    assert {f"score {name}" for name in base.names()} <= _commands()
+
+
+def _commands() -> set[str]:
+    from phenomt.cli import build_parser
+
+    found = set()
+    for group, parser in _subparsers(build_parser()).items():
+        found.update(f"{group} {name}" for name in _subparsers(parser))
+    return found
+
+
+def _subparsers(parser) -> dict:
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def test_bleu_record_details_are_sacrebleus(tmp_path):
+    hyp, ref = tmp_path / "hyp", tmp_path / "ref"
+    hyp.write_text("\n".join(HYPS) + "\n", encoding="utf-8")
+    ref.write_text("\n".join(REFS) + "\n", encoding="utf-8")
+    out = tmp_path / "bleu.json"
+    assert main(["score", "bleu", "--hyp", str(hyp), "--ref", str(ref), "--lowercase",
+                 "--output", str(out)]) == 0
+    record = json.loads(out.read_text(encoding="utf-8"))
+    expected = sacrebleu.corpus_bleu(HYPS, [REFS], lowercase=True)
+    assert record["score"] == pytest.approx(expected.score)
+    assert record["details"]["sys_len"] == expected.sys_len
+    assert record["details"]["precisions"] == [round(p, 2) for p in expected.precisions]
+    assert "case:lc" in record["signature"]
+
+
+def test_load_score_names_the_file_it_refuses(tmp_path):
+    other = tmp_path / "other.json"
+    other.write_text('{"bleu": 20.0, "signature": "x"}\n', encoding="utf-8")
+    with pytest.raises(InputError, match="other.json.*'phenomt score <metric>' record"):
+        load_score(other)
+    ter = tmp_path / "ter.json"
+    ter.write_text(json.dumps({"metric": "ter", "score": 1.0, "signature": "s",
+                               "sentences": 1, "ci": None, "meta": {}}), encoding="utf-8")
+    with pytest.raises(InputError, match="scores 'ter', expected 'bleu'"):
+        load_score(ter, "bleu")
 
 
 def test_empty_corpus_statistics_have_the_metric_width():

@@ -35,8 +35,8 @@ def score_files(tmp_path: Path, system: str, model: str, data: str, bleu: float,
     meta = {"teacher": TEACHER, "system": system, "model": model, "data": data,
             "testset": "newstest2013.de-en", "direction": "de-en"}
     bleu_file = write_json(tmp_path / f"{system}.bleu.json",
-                           {"bleu": bleu, "sentences": sentences,
-                            "signature": "nrefs:1|tok:13a", **meta})
+                           {"metric": "bleu", "score": bleu, "signature": "nrefs:1|tok:13a",
+                            "sentences": sentences, "ci": None, "meta": meta})
     redundancy_file = write_json(tmp_path / f"{system}.red.json", {
         "crr": crr, "drr": drr, "sentences": sentences,
         "settings": {"level": "bpe", "threshold": 0.8, "embeddings": "model.pt",

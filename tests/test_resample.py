@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from phenomt.core.metrics import resample
-from phenomt.core.metrics.bleu import bleu_score, bleu_statistics, corpus_bleu, score_files
+from phenomt.core.metrics.base import get, score_files
+from phenomt.core.metrics.bleu import bleu_score, bleu_statistics, corpus_bleu
 from phenomt.core.metrics.redundancy import bootstrap_record, measure_score, score_sentences
 
 RATIO = resample.ratio(0, 1)
@@ -136,14 +137,16 @@ def test_bleu_of_summed_sentence_statistics_is_sacrebleus_corpus_bleu():
 def test_score_files_with_bootstrap_keeps_the_sentence_statistics(tmp_path):
     (tmp_path / "h").write_text("a b c d\nx y\n", encoding="utf-8")
     (tmp_path / "r").write_text("a b c d\nx z\n", encoding="utf-8")
-    record = score_files(tmp_path / "h", tmp_path / "r", "13a", False, samples=50, seed=2)
+    record = score_files(get("bleu"), tmp_path / "h", tmp_path / "r", samples=50, seed=2)
     # hyp_len, ref_len, correct 1-4, total 1-4
     assert record["statistics"]["rows"] == [[4, 4, 4, 3, 2, 1, 4, 3, 2, 1],
                                             [2, 2, 1, 0, 0, 0, 2, 1, 0, 0]]
     assert record["bootstrap"]["samples"] == 50
-    low, high = record["bleu_ci"]
-    assert low <= record["bleu"] <= high
-    assert "bleu_ci" not in score_files(tmp_path / "h", tmp_path / "r", "13a", False)
+    low, high = record["ci"]
+    assert low <= record["score"] <= high
+    plain = score_files(get("bleu"), tmp_path / "h", tmp_path / "r")
+    assert plain["ci"] is None and "statistics" not in plain
+    assert plain["score"] == record["score"]
 
 
 def test_redundancy_bootstrap_record_by_hand():

@@ -28,7 +28,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "align": ("phenomt.core.align",),
     "parse": ("phenomt.core.parse",),
     "nmt": ("phenomt.core.nmt", "phenomt.core.curves"),
-    "score": ("phenomt.core.metrics.bleu", "phenomt.core.metrics.redundancy",
+    "score": ("phenomt.core.metrics.redundancy",
               "phenomt.core.metrics.base",
               "phenomt.core.metrics.tcp", "phenomt.lexcons.chains"),
     "extract": ("phenomt.ldd.extract",),

@@ -52,6 +52,20 @@ def load_record(path: str | Path, option: str, kind: str, keys: Sequence[str]) -
     return record
 
 
+#: Fields of every ``phenomt score <metric>`` record
+#: (:func:`phenomt.core.metrics.base.score_record`).
+SCORE_FIELDS = ("metric", "score", "signature", "sentences", "ci", "meta")
+
+
+def load_score(path: str | Path, metric: str | None = None) -> dict:
+    """A ``phenomt score <metric>`` record, checked: an error naming the file when it is not
+    one, or scores another metric than ``metric``."""
+    record = load_record(path, "this input", "'phenomt score <metric>'", SCORE_FIELDS)
+    if metric is not None and record["metric"] != metric:
+        raise InputError(path, f"scores {record['metric']!r}, expected {metric!r}")
+    return record
+
+
 def write_table(frame: pd.DataFrame, md_path: str | Path, csv_path: str | Path, title: str,
                 notes: Sequence[str] = ()) -> None:
     """Write ``frame`` as a Markdown table with a title and notes, and as CSV."""
@@ -77,10 +91,11 @@ def bleu_table(score_files: Sequence[str | Path], model_files: Sequence[str | Pa
     """One row per model and test set; notes give each model's scale and the signatures."""
     rows = []
     for path in score_files:
-        s = load_json(path)
-        rows.append({"model": s["model"], "direction": s["direction"],
-                     "test set": s["testset"], "sentences": s["sentences"],
-                     "BLEU": f"{s['bleu']:.2f}", "signature": s["signature"]})
+        s = load_score(path, "bleu")
+        meta = s["meta"]
+        rows.append({"model": meta["model"], "direction": meta["direction"],
+                     "test set": meta["testset"], "sentences": s["sentences"],
+                     "BLEU": f"{s['score']:.2f}", "signature": s["signature"]})
     notes = []
     for path in model_files:
         m = load_json(path)

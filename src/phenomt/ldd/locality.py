@@ -325,9 +325,18 @@ def scores_frame(scores: Iterable[Score], source: str = "scores") -> pd.DataFram
     return _normalise(frame, source)
 
 
+def _flat(record: object) -> object:
+    """A ``phenomt score bleu`` record as a row: its meta fields and ``bleu``; any other
+    JSON object as it is."""
+    if isinstance(record, dict) and record.get("metric") == "bleu" and "meta" in record:
+        return {**record["meta"], "bleu": record["score"]}
+    return record
+
+
 def read_scores(paths: Sequence[str | Path]) -> pd.DataFrame:
     """Scores from ``phenomt score bleu`` JSON files (with ``--meta setting=… pos_emb=… arch=…
-    seed=…``) and/or CSV/TSV tables with those columns and ``bleu``."""
+    seed=…``) and/or CSV/TSV tables (or JSON lists of objects) with those columns and
+    ``bleu``."""
     frames = []
     for path in paths:
         p = Path(path)
@@ -339,7 +348,7 @@ def read_scores(paths: Sequence[str | Path]) -> pd.DataFrame:
             except json.JSONDecodeError as err:
                 raise InputError(p, f"invalid JSON: {err.msg}", err.lineno) from None
             records = data if isinstance(data, list) else [data]
-            frame = pd.DataFrame(records)
+            frame = pd.DataFrame([_flat(record) for record in records])
         else:
             frame = pd.read_csv(p, sep="\t" if p.suffix in (".tsv", ".tab") else ",")
         frames.append(_normalise(frame, str(p)))

@@ -32,7 +32,7 @@ from phenomt.core.io import InputError
 from phenomt.core.lazy import pandas as pd
 from phenomt.core.metrics import resample
 from phenomt.core.metrics.bleu import bleu_score_of
-from phenomt.core.tables import format_number, interval_cell, load_json, write_table
+from phenomt.core.tables import format_number, interval_cell, load_score, write_table
 
 PAPER = "choshen_abend_2019"
 
@@ -67,14 +67,15 @@ def _runs(paths: Sequence[str | Path]) -> dict[tuple[str, str, str], dict[int, t
     """(arch, pos_emb, setting) -> seed -> (BLEU, per-sentence statistics)."""
     found: dict[tuple[str, str, str], dict[int, tuple]] = {}
     for path in paths:
-        record = load_json(path)
+        record = load_score(path, "bleu")
         stats = resample.record_statistics(record, path)
+        meta = record["meta"]
         try:
-            key = (record["arch"], record["pos_emb"], record["setting"])
-            seed = int(record["seed"])
+            key = (meta["arch"], meta["pos_emb"], meta["setting"])
+            seed = int(meta["seed"])
         except (KeyError, ValueError) as err:
             raise InputError(path, f"not a locality score record ({err})") from None
-        found.setdefault(key, {})[seed] = (float(record["bleu"]), stats, record["signature"])
+        found.setdefault(key, {})[seed] = (float(record["score"]), stats, record["signature"])
     return found
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from phenomt.core import papers
 from phenomt.core.cliargs import named_file
 from phenomt.core.lazy import pandas as pd
-from phenomt.core.metrics.bleu import score_files
+from phenomt.core.metrics.base import get, score_files
 from phenomt.core.metrics.ltcr import DISTANCE_BINS
 from phenomt.core.tables import format_number, load_json, load_record, write_table
 from phenomt.lexcons.pos import CLASSES
@@ -89,7 +89,7 @@ def table6(records: dict[str, dict[str, Any]], bleu: dict[str, dict[str, Any]]
         score = bleu.get(system)
         rows.append({
             "key": system, "system": LABELS.get(system, system),
-            "BLEU": score["bleu"] if score else None,
+            "BLEU": round(score["score"], 2) if score else None,
             "L-All (%)": _percent(record["l_all"]) if record else None,
             "L-All 95% CI": _interval(record, "l_all") if record else None,
             "L-Anno (%)": _percent(record["l_anno"]) if record else None,
@@ -129,7 +129,8 @@ LTCR_KEYS = ("l_all", "l_anno", "unjudged_all", "unjudged_anno", "by_pos", "by_d
 def _models_command(args: argparse.Namespace) -> int:
     records = {name: load_record(path, "--ltcr", "'phenomt score ltcr'", LTCR_KEYS)
                for name, path in args.ltcr}
-    bleu = {name: score_files(path, args.ref, "13a", lowercase=True) for name, path in args.hyp}
+    cased = get("bleu", tokenize="13a", lowercase=True)
+    bleu = {name: score_files(cased, path, args.ref) for name, path in args.hyp}
     prefix = args.table_prefix
     signature = next(iter(bleu.values()))["signature"] if bleu else "no BLEU scored"
     reference = records.get("reference")

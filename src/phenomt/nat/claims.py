@@ -31,7 +31,7 @@ from phenomt.core.lazy import pandas as pd
 from phenomt.core.metrics import resample
 from phenomt.core.metrics.bleu import bleu_score_of
 from phenomt.core.metrics.redundancy import measure_score
-from phenomt.core.tables import format_number, interval_cell, load_json, write_table
+from phenomt.core.tables import format_number, interval_cell, load_json, load_score, write_table
 from phenomt.nat.recipes import NAT_MODELS, SYSTEM_LABELS
 
 PAPER = "wang_nat"
@@ -94,9 +94,10 @@ def _group(score_pairs: Sequence[tuple[str | Path, str | Path]]
     """(direction, test set) -> system -> its records."""
     groups: dict[tuple[str, str], dict[str, Scored]] = {}
     for bleu_path, redundancy_path in score_pairs:
-        bleu, redundancy = load_json(bleu_path), load_json(redundancy_path)
-        key = (bleu["direction"], bleu["testset"])
-        groups.setdefault(key, {})[bleu["system"]] = Scored(bleu, redundancy, str(bleu_path),
+        bleu, redundancy = load_score(bleu_path, "bleu"), load_json(redundancy_path)
+        meta = bleu["meta"]
+        key = (meta["direction"], meta["testset"])
+        groups.setdefault(key, {})[meta["system"]] = Scored(bleu, redundancy, str(bleu_path),
                                                             str(redundancy_path))
     return groups
 

@@ -56,7 +56,7 @@ from phenomt.core.nmt import (
 )
 from phenomt.core.nmt import checkpoint_updates as nmt_checkpoint_updates
 from phenomt.core.requires import import_torch, require_training
-from phenomt.core.tables import format_number, interval_cell, load_json, write_table
+from phenomt.core.tables import format_number, interval_cell, load_json, load_score, write_table
 from phenomt.nat.recipes import (
     AR_GREEDY,
     AR_SYSTEM,
@@ -337,26 +337,28 @@ def results_table(score_pairs: Sequence[tuple[str | Path, str | Path]],
         averaged[(record["teacher"], record["system"])] = selection_label(record)
     rows = []
     for bleu_path, redundancy_path in score_pairs:
-        bleu, redundancy = load_json(bleu_path), load_json(redundancy_path)
+        bleu, redundancy = load_score(bleu_path, "bleu"), load_json(redundancy_path)
         if bleu["sentences"] != redundancy["sentences"]:
             raise InputError(redundancy_path, f"{redundancy['sentences']} sentences, but the "
                                               f"BLEU file {bleu_path} has {bleu['sentences']}")
         crr, drr = redundancy["crr"], redundancy["drr"]
+        meta = bleu["meta"]
 
         def ci(record: Mapping[str, Any], key: str, scale: float = 100.0) -> str | None:
             low, high = record.get(f"{key}_ci") or (None, None)
             return interval_cell(record.get(key), low, high, 2, scale)
         rows.append({
-            "_order": (bleu["direction"], bleu["testset"], _SYSTEM_ORDER.get(bleu["model"], 99),
-                       _DATA_ORDER.get(bleu["data"], 9)),
-            "_model": bleu["model"],
-            "pair": bleu["direction"], "test set": bleu["testset"],
-            "system": _label(bleu["model"]), "data": bleu["data"],
-            "sentences": bleu["sentences"], "BLEU": ci(bleu, "bleu", 1.0),
+            "_order": (meta["direction"], meta["testset"], _SYSTEM_ORDER.get(meta["model"], 99),
+                       _DATA_ORDER.get(meta["data"], 9)),
+            "_model": meta["model"],
+            "pair": meta["direction"], "test set": meta["testset"],
+            "system": _label(meta["model"]), "data": meta["data"],
+            "sentences": bleu["sentences"],
+            "BLEU": interval_cell(bleu["score"], *(bleu["ci"] or (None, None)), 2, 1.0),
             "Redu. (%)": (None if crr is None or drr is None
                           else ci({**redundancy, "redundancy": crr + drr}, "redundancy")),
             "CRR (%)": ci(redundancy, "crr"), "DRR (%)": ci(redundancy, "drr"),
-            "checkpoints averaged": averaged.get((bleu["teacher"], bleu["system"])),
+            "checkpoints averaged": averaged.get((meta["teacher"], meta["system"])),
             "BLEU signature": bleu["signature"],
         })
     columns = RESULTS_COLUMNS[table]

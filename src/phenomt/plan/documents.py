@@ -148,11 +148,6 @@ class DocumentsPlan(SectionPlan):
             return self.models.hyp(self.sentence, part)
         return f"{self.dir(system)}/hyp/{part}.txt"
 
-    def bleu_json(self, system: str, part: str) -> str:
-        if system == SENTENCE:
-            return self.models.bleu_json(self.sentence, part)
-        return f"{self.dir(system)}/scores/{part}.bleu.json"
-
     # --- binarization ------------------------------------------------------------------
     def binarize_args(self, docmodel: str) -> str:
         """The Doc-Transformer reuses the sentence model's dictionary (its weights are

@@ -22,6 +22,7 @@ import pkgutil
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -70,6 +71,16 @@ class Metric(ABC):
     @abstractmethod
     def score(self, totals: np.ndarray) -> float:
         """The corpus score of one vector of summed statistics."""
+
+    def details(self, totals: np.ndarray) -> dict[str, Any]:
+        """What else a reader wants to know of the corpus score (BLEU: its precisions and
+        brevity penalty), from the same summed statistics; none by default."""
+        return {}
+
+    @classmethod
+    def choices(cls) -> dict[str, list[str]]:
+        """The allowed values of settings that take one of a few names (a tokenizer)."""
+        return {}
 
     def _check(self, hypotheses: Sequence[str], references: Sequence[str],
                sources: Sequence[str] | None) -> None:
@@ -164,20 +175,76 @@ class SacrebleuMetric(Metric):
         return float(self.metric._compute_score_from_stats([float(x) for x in totals]).score)
 
 
+# --------------------------------------------------------------------------- score records
+
+def score_record(metric: Metric, hypotheses: Sequence[str], references: Sequence[str],
+                 sources: Sequence[str] | None = None, *, samples: int = 0,
+                 seed: int = resample.DEFAULT_SEED, meta: dict[str, str] | None = None
+                 ) -> dict[str, Any]:
+    """The JSON record of ``phenomt score <metric>``: the corpus score with its signature,
+    the metric's details, and with ``samples`` its interval and the per-sentence statistics
+    (so that tables can resample subsets and pair systems later); ``meta`` names what was
+    scored (model, test set ...)."""
+    stats = metric.statistics(hypotheses, references, sources)
+    totals = stats.sum(axis=0)
+    if samples:
+        interval = resample.bootstrap(stats, metric.score, samples=samples, seed=seed)
+        scored = MetricScore(metric.name, interval.value, metric.signature(), len(stats),
+                             interval.as_list(), {"samples": samples, "seed": seed,
+                                                  "confidence": resample.CONFIDENCE})
+    else:
+        scored = MetricScore(metric.name, metric.score(totals), metric.signature(), len(stats))
+    record = scored.as_dict()
+    record.update(label=metric.label, higher_is_better=metric.higher_is_better,
+                  details=metric.details(totals), meta=dict(meta or {}))
+    if samples:
+        record["statistics"] = {"columns": list(metric.columns), "rows": stats.tolist()}
+    return record
+
+
+def score_files(metric: Metric, hyp: str | Path, ref: str | Path, src: str | Path | None = None,
+                *, samples: int = 0, seed: int = resample.DEFAULT_SEED,
+                meta: dict[str, str] | None = None) -> dict[str, Any]:
+    """:func:`score_record` of files, one sentence a line (an error naming the first file
+    when their line counts differ), with their paths."""
+    from phenomt.core.corpus import read_parallel
+
+    texts = read_parallel([hyp, ref, *([src] if src is not None else [])])
+    record = score_record(metric, texts[0], texts[1], texts[2] if src is not None else None,
+                          samples=samples, seed=seed, meta=meta)
+    record.update(hypothesis=str(hyp), reference=str(ref))
+    return record
+
+
 # --------------------------------------------------------------------------- command line
 
-def _setting(text: str) -> tuple[str, Any]:
-    """``KEY=VALUE`` with VALUE read as JSON when it is JSON (numbers, true/false, null)."""
-    import argparse
-    import json
+def setting_options(cls: type[Metric]) -> list[tuple[str, type, Any]]:
+    """The metric's settings, as its constructor declares them: ``(name, type, default)``
+    with ``type`` one of bool, int, float, str (``X | None`` counts as ``X``)."""
+    import inspect
+    import typing
 
+    hints = typing.get_type_hints(cls.__init__)
+    options = []
+    for name, parameter in inspect.signature(cls.__init__).parameters.items():
+        if name == "self":
+            continue
+        kinds = [t for t in typing.get_args(hints[name]) or (hints[name],)
+                 if t is not type(None)]
+        if len(kinds) != 1 or kinds[0] not in (bool, int, float, str):
+            raise TypeError(f"{cls.__name__}: setting {name!r} needs a bool, int, float or "
+                            f"str annotation, has {hints[name]}")
+        options.append((name, kinds[0], parameter.default))
+    return options
+
+
+def _meta(text: str) -> tuple[str, str]:
     key, sep, value = text.partition("=")
     if not sep or not key:
+        import argparse
+
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
-    try:
-        return key.replace("-", "_"), json.loads(value)
-    except json.JSONDecodeError:
-        return key.replace("-", "_"), value
+    return key, value
 
 
 def _score_command(args: Any) -> int:
@@ -186,21 +253,16 @@ def _score_command(args: Any) -> int:
     from phenomt.core.corpus import read_parallel
     from phenomt.core.io import atomic_write
 
-    try:
-        metric = get(args.metric, **dict(args.set))
-    except TypeError as err:  # a setting the metric does not take
-        raise SystemExit(f"phenomt: error: --set: {err}") from None
-    paths = [args.hyp, args.ref, *([args.src] if args.src else []),
-             *([args.baseline] if args.baseline else [])]
-    texts = read_parallel(paths)
+    cls = METRICS[args.metric]
+    metric = cls(**{name: getattr(args, name) for name, _, _ in setting_options(cls)})
+    # every file once, line counts checked together
+    texts = read_parallel([args.hyp, args.ref, *([args.src] if args.src else []),
+                           *([args.baseline] if args.baseline else [])])
     hyps, refs = texts[0], texts[1]
     srcs = texts[2] if args.src else None
-    if metric.needs_source and srcs is None:
-        raise SystemExit(f"phenomt: error: {metric.name} needs --src")
-    record = metric.corpus_score(hyps, refs, srcs, samples=args.bootstrap,
-                                 seed=args.seed).as_dict()
-    record.update(label=metric.label, higher_is_better=metric.higher_is_better,
-                  hypothesis=args.hyp, reference=args.ref)
+    record = score_record(metric, hyps, refs, srcs, samples=args.bootstrap, seed=args.seed,
+                          meta=dict(args.meta))
+    record.update(hypothesis=args.hyp, reference=args.ref)
     if args.baseline:
         compared = metric.compare(hyps, texts[-1], refs, srcs, samples=args.bootstrap or
                                   resample.DEFAULT_SAMPLES, seed=args.seed)
@@ -222,20 +284,42 @@ def _list_command(args: Any) -> int:
     return 0
 
 
-def register_cli(tree: Any) -> None:
+def _add_score_command(tree: Any, cls: type[Metric]) -> None:
+    """``phenomt score <name>``: the metric's settings become options of the same names."""
     from phenomt.core.cliargs import non_negative_int, positive_int
 
-    p = tree.add("score metric", "Any registered metric with its signature, interval and "
-                 "paired test against a baseline (JSON)", _score_command)
-    p.add_argument("--metric", required=True, choices=names())
+    summary = (cls.__doc__ or cls.label).strip().splitlines()[0]
+    p = tree.add(f"score {cls.name}", f"{summary} Printed as JSON with its signature.",
+                 _score_command)
+    p.set_defaults(metric=cls.name)
     p.add_argument("--hyp", required=True, help="system output, one sentence a line")
     p.add_argument("--ref", required=True, help="reference, one sentence a line")
-    p.add_argument("--src", help="source sentences (metrics that read them: crr, drr)")
-    p.add_argument("--set", action="append", type=_setting, default=[], metavar="KEY=VALUE",
-                   help="a metric setting, e.g. tokenize=zh or target_lang=zh")
+    if cls.needs_source:
+        p.add_argument("--src", required=True, help="source sentences, one a line")
+    else:
+        p.set_defaults(src=None)
+    for name, kind, default in setting_options(cls):
+        flag = "--" + name.replace("_", "-")
+        if kind is bool:
+            p.add_argument(("--no-" + flag[2:]) if default else flag, dest=name,
+                           action="store_false" if default else "store_true",
+                           help=f"metric setting {name} (default {default})")
+        else:
+            p.add_argument(flag, dest=name, type=kind, default=default,
+                           choices=cls.choices().get(name),
+                           help=f"metric setting (default {default})")
+    p.add_argument("--meta", nargs="*", type=_meta, default=[], metavar="KEY=VALUE",
+                   help="what was scored (model, test set ...), stored in the record's meta")
     p.add_argument("--baseline", help="another system's output: paired bootstrap against it")
     p.add_argument("--bootstrap", type=non_negative_int, default=0, metavar="N",
-                   help="95%% interval from N sentence resamples (0: none)")
-    p.add_argument("--seed", type=positive_int, default=resample.DEFAULT_SEED)
+                   help="95%% interval from N sentence resamples, and the per-sentence "
+                        "statistics (0: neither)")
+    p.add_argument("--seed", type=positive_int, default=resample.DEFAULT_SEED,
+                   help="seed of the resampling")
     p.add_argument("--output", help="also write the JSON here")
+
+
+def register_cli(tree: Any) -> None:
+    for name in names():
+        _add_score_command(tree, METRICS[name])
     tree.add("score metrics", "List the registered metrics", _list_command)

@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
-import json
 from collections.abc import Sequence
-from pathlib import Path
+from typing import Any
 
 import numpy as np
 from sacrebleu.metrics import BLEU
 
-from phenomt.core.cliargs import non_negative_int, positive_int
-from phenomt.core.corpus import read_parallel
-from phenomt.core.io import atomic_write
 from phenomt.core.metrics import resample
 from phenomt.core.metrics.base import SacrebleuMetric, register
 
@@ -50,36 +45,6 @@ def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str], tokenize: 
     }
 
 
-def score_files(hyp: str | Path, ref: str | Path, tokenize: str, lowercase: bool,
-                samples: int = 0, seed: int = resample.DEFAULT_SEED) -> dict:
-    """Corpus BLEU of two files; with ``samples``, also its sentence-bootstrap interval and
-    the per-sentence statistics (so that later tables can resample and pair systems)."""
-    hyps, refs = read_parallel([hyp, ref])
-    result = corpus_bleu(hyps, refs, tokenize, lowercase)
-    if samples:
-        stats = bleu_statistics(hyps, refs, tokenize, lowercase)
-        interval = resample.bootstrap(stats, bleu_score(tokenize, lowercase), samples=samples,
-                                      seed=seed)
-        result.update({
-            "bleu_ci": [round(interval.low, 2), round(interval.high, 2)],
-            "bootstrap": {"samples": samples, "seed": seed, "confidence": resample.CONFIDENCE,
-                          "method": "percentile, sentence resampling"},
-            "statistics": {"columns": STATISTICS_COLUMNS, "rows": stats.tolist()}})
-    return result
-
-
-def _score_command(args: argparse.Namespace) -> int:
-    result = score_files(args.hyp, args.ref, args.tokenize, args.lowercase, args.bootstrap,
-                         args.seed)
-    result.update({k: v for k, v in (item.split("=", 1) for item in args.meta)})
-    text = json.dumps(result, indent=2, sort_keys=True, ensure_ascii=False)
-    if args.output:
-        with atomic_write(args.output) as out:
-            out.write(text + "\n")
-    print(text)
-    return 0
-
-
 def bleu_statistics(hypotheses: Sequence[str], references: Sequence[str], tokenize: str = "13a",
                     lowercase: bool = False) -> np.ndarray:
     """Sentence-level BLEU sufficient statistics, one row per sentence:
@@ -114,27 +79,9 @@ def bleu_from_statistics(totals: np.ndarray, tokenize: str = "13a", lowercase: b
     return bleu_score(tokenize, lowercase)(totals)
 
 
-def register_cli(tree) -> None:
-    p = tree.add("score bleu", "Corpus BLEU with sacreBLEU, printed as JSON with its signature",
-                 _score_command)
-    p.add_argument("--hyp", required=True)
-    p.add_argument("--ref", required=True)
-    p.add_argument("--tokenize", default="13a", choices=tokenizers(),
-                   help="sacreBLEU tokenizer; 'none' on Moses-tokenized text = multi-bleu")
-    p.add_argument("--lowercase", action="store_true")
-    p.add_argument("--meta", nargs="*", default=[], metavar="KEY=VALUE",
-                   help="extra fields stored with the score (model, test set ...)")
-    p.add_argument("--bootstrap", type=non_negative_int, default=0, metavar="N",
-                   help="also a 95%% interval from N sentence resamples, and the per-sentence "
-                        "statistics (0: neither)")
-    p.add_argument("--seed", type=positive_int, default=resample.DEFAULT_SEED,
-                   help="seed of the resampling")
-    p.add_argument("--output", help="also write the JSON here")
-
-
 @register
 class Bleu(SacrebleuMetric):
-    """sacreBLEU's corpus BLEU; the statistics are :data:`STATISTICS_COLUMNS`.
+    """sacreBLEU's corpus BLEU; the statistics are its n-gram counts per sentence.
 
     sacreBLEU's default settings besides ``tokenize`` and ``lowercase``."""
 
@@ -144,3 +91,13 @@ class Bleu(SacrebleuMetric):
 
     def __init__(self, tokenize: str = "13a", lowercase: bool = False) -> None:
         self.metric = BLEU(tokenize=tokenize, lowercase=lowercase)
+
+    @classmethod
+    def choices(cls) -> dict[str, list[str]]:
+        return {"tokenize": tokenizers()}
+
+    def details(self, totals: np.ndarray) -> dict[str, Any]:
+        scored = self.metric._compute_score_from_stats([float(x) for x in totals])
+        return {"precisions": [round(p, 2) for p in scored.precisions],
+                "bp": round(scored.bp, 4), "sys_len": int(scored.sys_len),
+                "ref_len": int(scored.ref_len)}

@@ -1010,6 +1010,10 @@ class _RedundancyMetric(Metric):
         self.stopword_count = (default_stopword_count(target_lang) if stopword_count is None
                                else stopword_count)
 
+    @classmethod
+    def choices(cls) -> dict[str, list[str]]:
+        return {"tokenize": ["moses", *LEVELS]}
+
     def signature(self) -> str:
         return (f"tok:{self.tokenize}|langs:{self.source_lang}-{self.target_lang}|"
                 f"stopwords:{self.stopword_count}|synonyms:identical")

@@ -88,6 +88,12 @@ class Ribes(Metric):
     def __init__(self, tokenize: str = "13a", lowercase: bool = False) -> None:
         self.tokenize, self.lowercase = tokenize, lowercase
 
+    @classmethod
+    def choices(cls) -> dict[str, list[str]]:
+        from phenomt.core.metrics.bleu import tokenizers
+
+        return {"tokenize": tokenizers()}
+
     def signature(self) -> str:
         import nltk
 
