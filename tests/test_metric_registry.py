@@ -92,6 +92,14 @@ def test_compare_pairs_sentences():
     assert better.a == 0.0 and better.difference < 0
 
 
+def test_score_record_pairs_with_the_baseline_like_compare():
+    ter = base.get("ter")
+    record = base.score_record(ter, REFS, REFS, samples=50, baseline=HYPS)
+    assert record["baseline"] == ter.compare(REFS, HYPS, REFS, samples=50).as_dict()
+    with pytest.raises(ValueError, match="hypotheses"):
+        base.score_record(ter, REFS, REFS, baseline=HYPS[:-1])
+
+
 def test_score_commands_are_generated_from_the_registry(tmp_path, capsys):
     hyp, ref = tmp_path / "hyp", tmp_path / "ref"
     hyp.write_text("\n".join(HYPS) + "\n", encoding="utf-8")

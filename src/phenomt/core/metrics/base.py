@@ -179,12 +179,14 @@ class SacrebleuMetric(Metric):
 
 def score_record(metric: Metric, hypotheses: Sequence[str], references: Sequence[str],
                  sources: Sequence[str] | None = None, *, samples: int = 0,
-                 seed: int = resample.DEFAULT_SEED, meta: dict[str, str] | None = None
-                 ) -> dict[str, Any]:
+                 seed: int = resample.DEFAULT_SEED, meta: dict[str, str] | None = None,
+                 baseline: Sequence[str] | None = None) -> dict[str, Any]:
     """The JSON record of ``phenomt score <metric>``: the corpus score with its signature,
     the metric's details, and with ``samples`` its interval and the per-sentence statistics
     (so that tables can resample subsets and pair systems later); ``meta`` names what was
-    scored (model, test set ...)."""
+    scored (model, test set ...). With ``baseline`` (another system's output on the same
+    sentences), the paired bootstrap against it under ``"baseline"``."""
+    metric._check(hypotheses, references, sources)
     stats = metric.statistics(hypotheses, references, sources)
     totals = stats.sum(axis=0)
     if samples:
@@ -199,6 +201,12 @@ def score_record(metric: Metric, hypotheses: Sequence[str], references: Sequence
                   details=metric.details(totals), meta=dict(meta or {}))
     if samples:
         record["statistics"] = {"columns": list(metric.columns), "rows": stats.tolist()}
+    if baseline is not None:
+        metric._check(baseline, references, sources)
+        # the hypothesis' statistics above serve the pairing too
+        record["baseline"] = resample.paired_bootstrap(
+            stats, metric.statistics(baseline, references, sources), metric.score,
+            samples=samples or resample.DEFAULT_SAMPLES, seed=seed).as_dict()
     return record
 
 
@@ -261,12 +269,10 @@ def _score_command(args: Any) -> int:
     hyps, refs = texts[0], texts[1]
     srcs = texts[2] if args.src else None
     record = score_record(metric, hyps, refs, srcs, samples=args.bootstrap, seed=args.seed,
-                          meta=dict(args.meta))
+                          meta=dict(args.meta), baseline=texts[-1] if args.baseline else None)
     record.update(hypothesis=args.hyp, reference=args.ref)
     if args.baseline:
-        compared = metric.compare(hyps, texts[-1], refs, srcs, samples=args.bootstrap or
-                                  resample.DEFAULT_SAMPLES, seed=args.seed)
-        record["baseline"] = {"hypothesis": args.baseline, **compared.as_dict()}
+        record["baseline"] = {"hypothesis": args.baseline, **record["baseline"]}
     text = json.dumps(record, indent=2, ensure_ascii=False)
     if args.output:
         with atomic_write(args.output) as out:
