@@ -9,6 +9,7 @@ set (CI sets it), which turns the skip into a failure.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import time
@@ -89,15 +90,36 @@ def wait_for(driver, script: str, timeout: float = 30):
     return WebDriverWait(driver, timeout).until(lambda d: d.execute_script(f"return {script}"))
 
 
+def click(driver, locator: tuple[str, str], timeout: float = 10) -> None:
+    """Click the element at ``locator`` once it is shown. Found and clicked in one step,
+    tried again while the report redraws it (a redraw between finding and clicking leaves a
+    stale element)."""
+    from selenium.common.exceptions import (
+        ElementClickInterceptedException,
+        NoSuchElementException,
+        StaleElementReferenceException,
+    )
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def clicked(d) -> bool:
+        try:
+            element = d.find_element(*locator)
+            if not (element.is_displayed() and element.is_enabled()):
+                return False
+            element.click()
+        except (StaleElementReferenceException, NoSuchElementException,
+                ElementClickInterceptedException):
+            return False
+        return True
+
+    WebDriverWait(driver, timeout).until(clicked, f"nothing to click at {locator}")
+
+
 def click_text(driver, text: str, timeout: float = 10) -> None:
     """Click the report's menu entry showing ``text`` once it is there."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions
-    from selenium.webdriver.support.ui import WebDriverWait
 
-    entry = (By.XPATH, f"//*[normalize-space(text())='{text}']")
-    WebDriverWait(driver, timeout).until(expected_conditions.element_to_be_clickable(entry))
-    driver.find_element(*entry).click()
+    click(driver, (By.XPATH, f"//*[normalize-space(text())='{text}']"), timeout)
 
 
 def shown_result(driver) -> tuple[str, int]:
@@ -122,6 +144,7 @@ def shown_result(driver) -> tuple[str, int]:
 def open_every_result(driver) -> dict[str, int]:
     """Click through the report as a reader does: every category, every subcategory and
     every result's view button; returns what each result showed, by file name."""
+    from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.common.by import By
 
     shown = {}
@@ -133,12 +156,17 @@ def open_every_result(driver) -> dict[str, int]:
             click_text(driver, category)
             if len(subcategories) > 1:
                 click_text(driver, subcategory)
-            rows = len(driver.find_elements(By.CSS_SELECTOR, "#app table tbody tr"))
-            assert rows == len(driver.execute_script(
+            expected = len(driver.execute_script(
                 "return categories[arguments[0]][arguments[1]]", category, subcategory))
+            # the listing may still be drawing; on a timeout the assertion says what it shows
+            with contextlib.suppress(TimeoutException):
+                wait_for(driver, "document.querySelectorAll('#app table tbody tr').length == "
+                         f"{expected}", timeout=10)
+            rows = len(driver.find_elements(By.CSS_SELECTOR, "#app table tbody tr"))
+            assert rows == expected, (category, subcategory, rows, expected)
             for row in range(1, rows + 1):
-                driver.find_element(By.CSS_SELECTOR, f"#app table tbody tr:nth-child({row})"
-                                                     " td:last-child a").click()
+                click(driver, (By.CSS_SELECTOR, f"#app table tbody tr:nth-child({row})"
+                                                " td:last-child a"))
                 path, size = shown_result(driver)
                 shown[Path(path).name] = size
     return shown
