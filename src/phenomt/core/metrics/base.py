@@ -186,7 +186,6 @@ def score_record(metric: Metric, hypotheses: Sequence[str], references: Sequence
     (so that tables can resample subsets and pair systems later); ``meta`` names what was
     scored (model, test set ...). With ``baseline`` (another system's output on the same
     sentences), the paired bootstrap against it under ``"baseline"``."""
-    metric._check(hypotheses, references, sources)
     stats = metric.statistics(hypotheses, references, sources)
     totals = stats.sum(axis=0)
     if samples:
@@ -202,7 +201,6 @@ def score_record(metric: Metric, hypotheses: Sequence[str], references: Sequence
     if samples:
         record["statistics"] = {"columns": list(metric.columns), "rows": stats.tolist()}
     if baseline is not None:
-        metric._check(baseline, references, sources)
         # the hypothesis' statistics above serve the pairing too
         record["baseline"] = resample.paired_bootstrap(
             stats, metric.statistics(baseline, references, sources), metric.score,
@@ -212,15 +210,20 @@ def score_record(metric: Metric, hypotheses: Sequence[str], references: Sequence
 
 def score_files(metric: Metric, hyp: str | Path, ref: str | Path, src: str | Path | None = None,
                 *, samples: int = 0, seed: int = resample.DEFAULT_SEED,
-                meta: dict[str, str] | None = None) -> dict[str, Any]:
+                meta: dict[str, str] | None = None, baseline: str | Path | None = None
+                ) -> dict[str, Any]:
     """:func:`score_record` of files, one sentence a line (an error naming the first file
-    when their line counts differ), with their paths."""
+    when their line counts differ), with their paths; each file is read once."""
     from phenomt.core.corpus import read_parallel
 
-    texts = read_parallel([hyp, ref, *([src] if src is not None else [])])
+    texts = read_parallel([hyp, ref, *([src] if src is not None else []),
+                           *([baseline] if baseline is not None else [])])
     record = score_record(metric, texts[0], texts[1], texts[2] if src is not None else None,
-                          samples=samples, seed=seed, meta=meta)
+                          samples=samples, seed=seed, meta=meta,
+                          baseline=texts[-1] if baseline is not None else None)
     record.update(hypothesis=str(hyp), reference=str(ref))
+    if baseline is not None:
+        record["baseline"] = {"hypothesis": str(baseline), **record["baseline"]}
     return record
 
 
@@ -258,21 +261,12 @@ def _meta(text: str) -> tuple[str, str]:
 def _score_command(args: Any) -> int:
     import json
 
-    from phenomt.core.corpus import read_parallel
     from phenomt.core.io import atomic_write
 
     cls = METRICS[args.metric]
     metric = cls(**{name: getattr(args, name) for name, _, _ in setting_options(cls)})
-    # every file once, line counts checked together
-    texts = read_parallel([args.hyp, args.ref, *([args.src] if args.src else []),
-                           *([args.baseline] if args.baseline else [])])
-    hyps, refs = texts[0], texts[1]
-    srcs = texts[2] if args.src else None
-    record = score_record(metric, hyps, refs, srcs, samples=args.bootstrap, seed=args.seed,
-                          meta=dict(args.meta), baseline=texts[-1] if args.baseline else None)
-    record.update(hypothesis=args.hyp, reference=args.ref)
-    if args.baseline:
-        record["baseline"] = {"hypothesis": args.baseline, **record["baseline"]}
+    record = score_files(metric, args.hyp, args.ref, args.src, samples=args.bootstrap,
+                         seed=args.seed, meta=dict(args.meta), baseline=args.baseline)
     text = json.dumps(record, indent=2, ensure_ascii=False)
     if args.output:
         with atomic_write(args.output) as out:
