@@ -124,10 +124,71 @@ def read_lines(path: str | os.PathLike[str]) -> list[str]:
     return list(iter_lines(path))
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
+def read_text(path: str | os.PathLike[str]) -> list[str]:
+    """Every line of a UTF-8 text file (``.gz`` allowed) without its LF ending, refusing with
+    an :class:`InputError` naming the file and the line what :func:`iter_lines` lets through:
+    a UTF-8 byte-order mark, and a carriage return (CRLF or old-Mac CR endings, which would
+    otherwise hide in the last token of a line); and invalid UTF-8.
+
+    The strict reader of files that are compared line by line (system outputs, references).
+    ``phenomt.systems.outputs.read_text`` reads, and words its errors, the same way
+    (``tests/test_score_inputs.py`` holds the two to it); it may become this one.
+    """
+    lines = []
+    with open_binary(path) as handle:
+        for number, raw in enumerate(handle, start=1):
+            if number == 1 and raw.startswith(_BOM):
+                raise InputError(path, "starts with a UTF-8 byte-order mark; remove it", 1)
+            body = raw[:-1] if raw.endswith(b"\n") else raw
+            if b"\r" in body:
+                raise InputError(path, "carriage return (CR) found: the file has Windows or old "
+                                       "Mac line endings; convert it to LF line endings", number)
+            try:
+                lines.append(body.decode("utf-8"))
+            except UnicodeDecodeError as err:
+                raise InputError(path, f"invalid UTF-8 at byte {err.start} of the line",
+                                 number) from None
+    return lines
+
+
+def check_line_count(path: str | os.PathLike[str], count: int, expected: int,
+                     against: str | os.PathLike[str]) -> None:
+    """Fail, naming the first line where ``path`` (``count`` lines) and ``against``
+    (``expected`` lines) stop being aligned; as ``phenomt.systems.outputs.check_line_count``."""
+    if count > expected:
+        raise InputError(path, f"has {count} lines but {against} has {expected}: "
+                               f"line {expected + 1} has no counterpart", expected + 1)
+    if count < expected:
+        raise InputError(path, f"has {count} lines but {against} has {expected}: it ends "
+                               f"before line {count + 1}", count + 1)
+
+
 def count_lines(path: str | os.PathLike[str]) -> int:
     """Number of lines in a text file (``.gz`` allowed)."""
     with open_binary(path) as handle:
         return sum(1 for _ in handle)
+
+
+def run_lock_holder(folder: str | os.PathLike[str]) -> str | None:
+    """Who holds the run lock of ``folder`` (see :func:`hold_run_lock`), or None when no
+    running process does. Creates nothing."""
+    import fcntl
+
+    path = Path(folder) / ".phenomt.lock"
+    try:
+        handle = open(path, encoding="utf-8")  # noqa: SIM115 (closed below)
+    except OSError:
+        return None
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return handle.read().strip() or "another process"
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    return None
 
 
 class RunLockedError(RuntimeError):

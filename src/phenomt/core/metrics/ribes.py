@@ -13,9 +13,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
-from sacrebleu.metrics import BLEU
 
 from phenomt.core.metrics.base import Metric, register
+from phenomt.core.metrics.bleu import make_bleu, tokenizers
 
 RIBES_ALPHA = 0.25
 RIBES_BETA = 0.10
@@ -24,7 +24,7 @@ RIBES_BETA = 0.10
 def ribes_tokens(lines: Iterable[str], tokenize: str = "13a", lowercase: bool = False
                  ) -> list[list[str]]:
     """Tokens for RIBES: sacreBLEU's tokenizer ``tokenize`` (``none``: whitespace) per line."""
-    tokenizer = BLEU(tokenize=tokenize).tokenizer
+    tokenizer = make_bleu(tokenize).tokenizer
     return [tokenizer((line.lower() if lowercase else line).rstrip()).split() for line in lines]
 
 
@@ -86,12 +86,11 @@ class Ribes(Metric):
     columns = ("sentence_ribes", "sentences")
 
     def __init__(self, tokenize: str = "13a", lowercase: bool = False) -> None:
+        make_bleu(tokenize)  # a tokenizer that cannot be made fails here, before any text
         self.tokenize, self.lowercase = tokenize, lowercase
 
     @classmethod
     def choices(cls) -> dict[str, list[str]]:
-        from phenomt.core.metrics.bleu import tokenizers
-
         return {"tokenize": tokenizers()}
 
     def signature(self) -> str:
