@@ -84,8 +84,10 @@ def test_langs_and_test_set_name():
     from phenomt.evaluate import parse_langs, testset_name
 
     assert parse_langs("de-en") == ("de", "en")
-    for bad in ("de", "de-de", "DE-en", "de_en"):
-        with pytest.raises(argparse.ArgumentTypeError, match="SRC-TGT"):
+    assert parse_langs("DE-eng") == ("de", "en")  # ISO 639, in its shortest form
+    for bad, message in (("de", "SRC-TGT"), ("de_en", "SRC-TGT"), ("de-de", "same language"),
+                         ("xx-en", "'xx' is not an ISO 639"), ("en-US", "'US' is not")):
+        with pytest.raises(argparse.ArgumentTypeError, match=message):
             parse_langs(bad)
     assert testset_name(Path("/x/newstest2017.de"), "en", "de") == "newstest2017.en-de"
     assert testset_name(Path("my test!.txt"), "de", "en") == "my_test.de-en"
@@ -173,8 +175,10 @@ def test_docids_are_checked_with_file_and_line(tmp_path):
 
     request = _request(tmp_path)  # two lines
     zh_en = ("zh", "en")
-    assert check_docids(_ids(tmp_path, "talk.1\ntalk.1\n"), zh_en, request.ref, 2) == 1
-    assert check_docids(_ids(tmp_path, "talk.1\ntalk.2\n"), zh_en, request.ref, 2) == 2
+    assert check_docids(_ids(tmp_path, "talk.1\ntalk.1\n"), zh_en, request.ref, 2) == [
+        "talk.1", "talk.1"]
+    with pytest.raises(InputError, match=r"ids.txt:1: every one of the 2 lines is a document"):
+        check_docids(_ids(tmp_path, "talk.1\ntalk.2\n"), zh_en, request.ref, 2)
     with pytest.raises(InputError, match=r"ids.txt:2: has 1 lines but .*t.en has 2: it ends"):
         check_docids(_ids(tmp_path, "talk.1\n"), zh_en, request.ref, 2)
     with pytest.raises(InputError, match=r"ids.txt:3: has 3 lines but .*t.en has 2"):

@@ -44,6 +44,27 @@ COMMANDS: dict[str, tuple[str, ...]] = {
               "phenomt.systems.cli", "phenomt.plan.tables"),
     "report": ("phenomt.core.report",),
 }
+#: What each command group does (``phenomt --help``, ``phenomt GROUP --help``).
+GROUP_HELP: dict[str, str] = {
+    "data": "get files from the data mirror or their upstream URLs, unpack archives",
+    "corpus": "prepare parallel corpora (validate, normalise) and count them",
+    "text": "tokenise and detokenise text (sacremoses; jieba for Chinese)",
+    "bpe": "learn and apply subword (BPE) segmentation",
+    "doc": "document context for the document-level models",
+    "align": "train and apply the word aligner (fast_align's model, grow-diag-final-and)",
+    "parse": "parse sentences with UDPipe into CoNLL-U",
+    "nmt": "binarise, train, average and decode fairseq models; learning curves",
+    "score": "score files with a registered metric (BLEU, chrF, TER, RIBES, CRR, DRR, LTCR, "
+             "TCP), with intervals",
+    "extract": "extract long-distance-dependency challenge sets from parses and alignments",
+    "ldd": "long-distance-dependency sets: scores, control, validation sheets, figures",
+    "locality": "the locality-bias experiment: permuted sources and their scores",
+    "nat": "non-autoregressive models: checkpoint averaging, decoding speed, figures",
+    "lexcons": "lexical translation consistency: the released set, chains, LTCR tables",
+    "systems": "score given system outputs: metrics, CRR/DRR, challenge sets, MQM, LTCR",
+    "table": "build the pipeline's tables (Markdown and CSV) from its records",
+    "report": "the HTML report of a run",
+}
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(m for ms in COMMANDS.values() for m in ms))
 
 
@@ -51,7 +72,7 @@ def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentP
     parser = argparse.ArgumentParser(
         prog="phenomt", description="phenomt: phenomenon-level evaluation of machine translation")
     parser.add_argument("--version", action="version", version=f"phenomt {__version__}")
-    tree = CommandTree(parser)
+    tree = CommandTree(parser, GROUP_HELP)
     for module in modules:
         importlib.import_module(module).register_cli(tree)
     return parser
@@ -71,6 +92,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as err:
         print(f"phenomt: error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("phenomt: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

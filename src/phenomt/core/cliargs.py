@@ -52,15 +52,18 @@ def named_file(text: str) -> tuple[str, str]:
 class CommandTree:
     """Builds nested argparse sub-commands from space-separated paths."""
 
-    def __init__(self, parser: argparse.ArgumentParser):
+    def __init__(self, parser: argparse.ArgumentParser, groups: dict[str, str] | None = None):
+        """``groups``: what each command group (``"extract"``, ``"table"`` ...) does."""
         self._groups: dict[str, argparse._SubParsersAction] = {
             "": parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
         }
+        self._help = groups or {}
 
     def _group(self, path: str) -> argparse._SubParsersAction:
         if path not in self._groups:
             parent, _, name = path.rpartition(" ")
-            group_parser = self._group(parent).add_parser(name, help=f"{name} commands")
+            text = self._help.get(path, f"{name} commands")
+            group_parser = self._group(parent).add_parser(name, help=text, description=text)
             self._groups[path] = group_parser.add_subparsers(
                 dest=f"command_{path.replace(' ', '_')}", metavar="COMMAND", required=True)
         return self._groups[path]

@@ -78,13 +78,25 @@ def fetch(dest: str | os.PathLike[str], url: str | None, sha256: str | None = No
             log.info("using mirror file %s", source)
             return "mirror"
         log.info("mirror has no %s; downloading", mirror_path)
+    if local:
+        raise InputError(mirror_path, "no such file (a local file the config names)")
+    where = (f"the mirror {mirror} has no {mirror_path}" if mirror is not None
+             else "no mirror is configured")
+    holds = f" that holds {mirror_path}" if mirror_path else ""
+    give = (f"give a mirror{holds} (--mirror DIR, PHENOMT_MIRROR=DIR or the config's "
+            "mirror)")
     if not url:
-        raise InputError(target, "not in the mirror and no upstream URL is configured"
-                         f" (mirror path: {mirror_path}, mirror: {mirror})")
+        raise InputError(target.name, f"cannot be fetched: {where} and no upstream URL is "
+                                      f"known; {give}")
     log.info("downloading %s", url)
-    with urllib.request.urlopen(url, timeout=60) as response, \
-            atomic_write(target, "wb") as out:
-        shutil.copyfileobj(response, out, CHUNK)
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response, \
+                atomic_write(target, "wb") as out:
+            shutil.copyfileobj(response, out, CHUNK)
+    except (OSError, ValueError) as err:  # URLError, HTTPError and timeouts are OSErrors
+        reason = getattr(err, "reason", None) or err
+        raise InputError(target.name, f"cannot be fetched from {url} ({reason}) and "
+                                      f"{where}; {give} or network access") from None
     try:
         verify(target, sha256)
     except InputError:

@@ -20,8 +20,10 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shlex
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -29,29 +31,39 @@ from typing import Any
 
 import yaml
 
+from phenomt.core import snakerun
 from phenomt.core.cliargs import positive_int
 from phenomt.core.fetch import find_mirror
 from phenomt.core.io import InputError, atomic_write
 from phenomt.core.metrics import base as metrics
 from phenomt.core.tables import load_json
-from phenomt.lexcons.convert import documents_from_ids
+from phenomt.evaluate import checks, inputs
+from phenomt.evaluate.checks import MIN_SAMPLES, parse_langs
 from phenomt.plan import PROJECT_ROOT, SNAKEFILE, Plan, load_config
 from phenomt.plan.config import read_catalog
 from phenomt.plan.documents import REFERENCE
 from phenomt.systems.challenge import MIN_INTERVAL_SENTENCES
 from phenomt.systems.mqm import read_mqm
-from phenomt.systems.outputs import check_line_count, empty_lines, read_text
 from phenomt.systems.scores import METRIC_KEYS, sacrebleu_keys
+
+__all__ = ["CONFIG", "MIN_SAMPLES", "Request", "check_inputs", "evaluate_config",
+           "load_config_dict", "merged_hyps", "mqm_set", "parse_hyp", "parse_langs",
+           "register_cli", "testset_name"]
 
 
 def parse_hyp(text: str) -> tuple[str, Path]:
-    """``NAME=FILE`` or ``FILE`` (named after the file's stem)."""
+    """``NAME=FILE`` or ``FILE`` (named after the file's stem); the name must match
+    :data:`phenomt.evaluate.checks.NAME`."""
     name, sep, path = text.partition("=")
     if not sep:
         name, path = Path(text).stem, text
-    if not name or "/" in name or "." in name:
-        raise argparse.ArgumentTypeError(f"a system name has no '/' or '.': {name!r}")
-    return name, Path(path).resolve()
+        if not checks.NAME.fullmatch(name):
+            raise argparse.ArgumentTypeError(
+                f"the file name {Path(text).name!r} makes no valid system name: give one as "
+                f"NAME=FILE ({checks.NAME_RULE})")
+    if not path:
+        raise argparse.ArgumentTypeError(f"no file after {name!r}=: expected NAME=FILE")
+    return checks.system_name(name), Path(path).resolve()
 
 
 def with_systems(config: dict, testset: str, hyps: list[tuple[str, Path]]) -> dict:
@@ -136,62 +148,30 @@ class Request:
     docids: Path | None = None
 
 
-def parse_langs(text: str) -> tuple[str, str]:
-    """``de-en`` → (``de``, ``en``)."""
-    src, sep, tgt = text.partition("-")
-    if not sep or not re.fullmatch(r"[a-z]{2,3}", src) or not re.fullmatch(r"[a-z]{2,3}", tgt) \
-            or src == tgt:
-        raise argparse.ArgumentTypeError(f"expected two language codes as SRC-TGT, e.g. de-en; "
-                                         f"got {text!r}")
-    return src, tgt
-
-
 def testset_name(ref: Path, src: str, tgt: str) -> str:
     """The test set's name from its reference file: ``newstest.en`` → ``newstest.de-en``."""
-    stem = _NAME.sub("_", ref.name.split(".")[0]).strip("_") or "testset"
+    stem = _NAME.sub("_", ref.name.split(".")[0]).strip("_-+")[:48] or "testset"
     return f"{stem}.{src}-{tgt}"
 
 
 def check_inputs(src: Path, ref: Path, hyps: Sequence[tuple[str, Path]]) -> int:
-    """The test set's line count after checking every file: UTF-8, LF endings, no empty source
-    or reference line, every file as long as the reference, distinct system names. Errors
-    name the file and the line."""
-    for path in (src, ref, *(p for _, p in hyps)):
-        if not path.is_file():
-            raise InputError(path, "no such file")
-    references = read_text(ref)
-    sources = read_text(src)
-    check_line_count(src, len(sources), len(references), ref)
-    for path, lines in ((src, sources), (ref, references)):
-        empty = empty_lines(lines)
-        if empty:
-            raise InputError(path, "empty line: every source and reference line needs text",
-                             empty[0])
-    names = [name for name, _ in hyps]
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
-        raise InputError("--hyp", f"system name(s) given twice: {', '.join(twice)}")
-    for _, path in hyps:
-        check_line_count(path, len(read_text(path)), len(references), ref)
-    return len(references)
+    """The test set's line count after checking every file (see
+    :func:`phenomt.evaluate.checks.check_files`)."""
+    return len(checks.check_files(src, ref, hyps).references)
 
 
 #: The pair LTCR is defined for: its repeated source words are Chinese words (jieba).
 LTCR_PAIR = ("zh", "en")
 
 
-def check_docids(path: Path, langs: tuple[str, str], ref: Path, lines: int) -> int:
-    """The number of documents of a document-id file for LTCR after checking it: a Zh->En
-    test set, UTF-8 with LF endings, one non-empty id a line, as many lines as the reference
-    ``ref`` (``lines``), the lines of a document together. Errors name the file and line."""
+def check_docids(path: Path, langs: tuple[str, str], ref: Path, lines: int) -> list[str]:
+    """The document id of every line of a Zh->En test set for LTCR, after checking the file
+    (one id a line or WMT's details.tsv; see :func:`phenomt.evaluate.checks.read_docids`)."""
     if langs != LTCR_PAIR:
         raise InputError(path, "--docids is for LTCR, which is defined for zh-en only (its "
                                "repeated source words are Chinese words segmented by jieba); "
                                f"this test set is {langs[0]}-{langs[1]}")
-    if not path.is_file():
-        raise InputError(path, "no such file")
-    check_line_count(path, len(read_text(path)), lines, ref)
-    return len(documents_from_ids(path, lines))
+    return checks.read_docids(path, langs, ref, lines)
 
 
 def _udpipe(lang: str, mirror: str | None) -> str | None:
@@ -202,12 +182,16 @@ def _udpipe(lang: str, mirror: str | None) -> str | None:
     return mirrored if mirror and (Path(mirror) / spec["mirror"]).is_file() else official
 
 
-def evaluate_config(request: Request) -> dict[str, Any]:
+def evaluate_config(request: Request, origins: dict[str, Path] | None = None,
+                    mqm_systems: Sequence[str] | None = None) -> dict[str, Any]:
     """The config of one ``phenomt evaluate`` run: the test set as a corpus of local files,
     the systems as its outputs, the LDD section when its challenge sets are asked for, its
-    document ids and LTCR when given."""
+    document ids and LTCR when given. ``origins`` names the user's file of each system where
+    the request reads copies; ``mqm_systems`` the MQM file's systems where already read."""
     s, t, name = request.src_lang, request.tgt_lang, request.name
-    outputs = {system: {"path": str(path), "origin": f"your file {path}"}
+    origins = origins or {}
+    outputs = {system: {"path": str(path),
+                        "origin": f"your file {origins.get(system, path)}"}
                for system, path in request.hyps}
     config: dict[str, Any] = {
         "outdir": RESULTS, "resources_dir": "resources", "mirror": request.mirror, "seed": 1,
@@ -234,7 +218,8 @@ def evaluate_config(request: Request) -> dict[str, Any]:
         config["corpora"].update({corpus: {} for corpus in request.align_extra})
     if request.mqm is not None:
         config["downloads"][f"{name}.mqm"] = {"url": None, "mirror": str(request.mqm)}
-        config["systems"]["mqm"] = {name: mqm_set(request.mqm, f"{name}.mqm", s, t)}
+        config["systems"]["mqm"] = {name: mqm_set(request.mqm, f"{name}.mqm", s, t,
+                                                  mqm_systems)}
     if request.ldd:
         # catalogued corpora the aligner trains on beside the test set
         config["corpora"].update({corpus: {} for corpus in request.align_extra})
@@ -244,10 +229,17 @@ def evaluate_config(request: Request) -> dict[str, Any]:
     return config
 
 
-def mqm_set(path: Path, download: str, src: str, tgt: str) -> dict[str, Any]:
-    """The MQM set of an annotation file (Google's WMT MQM layout): every annotated system,
-    the human translation ``ref`` as the metrics' reference, LTCR for Zh->En."""
-    systems = sorted({row.system for row in read_mqm(path)})
+def mqm_set(path: Path, download: str, src: str, tgt: str,
+            systems: Sequence[str] | None = None) -> dict[str, Any]:
+    """The MQM set of an annotation file (Google's WMT MQM layout): every annotated system
+    (``systems`` when already read), the human translation ``ref`` as the metrics'
+    reference, LTCR for Zh->En."""
+    systems = sorted(set(systems) if systems is not None
+                     else {row.system for row in read_mqm(path)})
+    for system in systems:
+        if not checks.NAME.fullmatch(system):
+            raise InputError(path, f"annotated system name {system!r} cannot name files and "
+                                   f"table rows ({checks.NAME_RULE})")
     if "ref" not in systems:
         raise InputError(path, "no system 'ref' among the annotated outputs: the metrics "
                                "beside the MQM rates take the human translation as reference")
@@ -261,31 +253,69 @@ def mqm_set(path: Path, download: str, src: str, tgt: str) -> dict[str, Any]:
 def merged_hyps(outdir: Path, request: Request, baseline_given: bool) -> Request:
     """``request`` with the systems an earlier run in ``outdir`` scored on the same test set
     first, and its baseline, MQM annotations and document ids unless given again, so that
-    adding a system runs only that system's jobs; a different test set is refused."""
+    adding a system runs only that system's jobs; a different test set is refused. Paths are
+    the user's files (the originals of the run's copies), read again on every run."""
     previous = outdir / CONFIG
     if not previous.is_file():
         return request
-    config = load_config(previous, validate=False)
+    try:
+        config = load_config(previous, validate=False)
+        testsets = config["systems"]["testsets"]
+    except (OSError, ValueError, KeyError, TypeError, yaml.YAMLError):
+        raise InputError(previous, "not a config written by phenomt evaluate: give another "
+                                   "--outdir") from None
+    origins = inputs.read_origins(outdir)
     downloads = config.get("downloads") or {}
-    same = [downloads.get(f"{request.name}.{lang}", {}).get("mirror") for lang in
-            (request.src_lang, request.tgt_lang)] == [str(request.src), str(request.ref)]
+
+    def earlier(role: str, download: str) -> Path | None:
+        path = origins.get(role) or (downloads.get(download) or {}).get("mirror")
+        return Path(path) if path else None
+
+    name = request.name
+    same = (name in testsets and earlier("source", f"{name}.{request.src_lang}") == request.src
+            and earlier("reference", f"{name}.{request.tgt_lang}") == request.ref)
     if not same:
         raise InputError(outdir, "holds the evaluation of another test set: give another "
                                  "--outdir")
-    testset = config["systems"]["testsets"][request.name]
-    hyps = {system: Path(spec["path"]) for system, spec in testset["outputs"].items()}
+    testset = testsets[name]
+    hyps = {system: origins.get(_hyp_role(system)) or Path(spec["path"])
+            for system, spec in testset["outputs"].items()}
+    for system in hyps:
+        if not checks.NAME.fullmatch(system):
+            raise InputError(previous, f"system name {system!r} of an earlier run is no longer "
+                                       f"valid ({checks.NAME_RULE}): give another --outdir")
     for system, path in request.hyps:
         if system in hyps and hyps[system] != path:
             raise InputError("--hyp", f"{system!r} was {hyps[system]} in the earlier run in "
                                       f"{outdir}: give the new file another name")
         hyps[system] = path
     baseline = request.baseline if baseline_given else testset["baseline"]
-    earlier_mqm = downloads.get(f"{request.name}.mqm", {}).get("mirror")
-    mqm = request.mqm or (Path(earlier_mqm) if earlier_mqm else None)
-    earlier_docids = downloads.get(f"{request.name}.docids", {}).get("mirror")
-    docids = request.docids or (Path(earlier_docids) if earlier_docids else None)
+    mqm = request.mqm or earlier("mqm", f"{name}.mqm")
+    docids = request.docids or earlier("docids", f"{name}.docids")
     return replace(request, hyps=tuple(hyps.items()), baseline=baseline, mqm=mqm,
                    docids=docids)
+
+
+def _hyp_role(system: str) -> str:
+    return f"hyp.{system}"
+
+
+def input_copies(outdir: Path, request: Request) -> list[inputs.Copy]:
+    """Where the run keeps a copy of each of the request's files (see
+    :mod:`phenomt.evaluate.inputs`)."""
+    roles = [("source", request.src), ("reference", request.ref),
+             *((_hyp_role(name), path) for name, path in request.hyps)]
+    roles += [(role, path) for role, path in (("docids", request.docids),
+                                              ("mqm", request.mqm)) if path is not None]
+    return inputs.plan_copies(outdir, roles)
+
+
+def staged(request: Request, copies: Sequence[inputs.Copy]) -> Request:
+    """``request`` reading the copies instead of the user's files."""
+    copy = {item.role: item.copy for item in copies}
+    return replace(request, src=copy["source"], ref=copy["reference"],
+                   hyps=tuple((name, copy[_hyp_role(name)]) for name, _ in request.hyps),
+                   docids=copy.get("docids"), mqm=copy.get("mqm"))
 
 
 # The workflow profile's 5 s job-rate window (workflow/profiles/default) keeps Snakemake alive
@@ -353,18 +383,45 @@ def _worst_set(record: dict[str, Any]) -> str:
             f"{entry['sentences']} sentences, {below})")
 
 
-def _evaluate(args: argparse.Namespace) -> int:
+#: What a run prints when Ctrl-C stopped it.
+INTERRUPTED = "interrupted; the same command continues where it stopped"
+#: The run's Snakemake log inside the output folder.
+SNAKEMAKE_LOG = "snakemake.log"
+
+
+def check_align_extra(corpora: Sequence[str], langs: tuple[str, str]) -> None:
+    """Refuse corpora the catalog does not declare, or declares for another pair."""
+    catalog = read_catalog()["corpora"]
+    checks.check_unique(corpora, "--align-extra")
+    for corpus in corpora:
+        if corpus not in catalog:
+            pair = f"{langs[0]}-{langs[1]}"
+            near = sorted(c for c in catalog if c.endswith(pair) or c.endswith(
+                f"{langs[1]}-{langs[0]}"))[:6]
+            raise InputError("--align-extra", f"{corpus!r} is not a corpus of the catalog "
+                                              f"(of {pair}: {', '.join(near) or 'none'})")
+        if set(catalog[corpus].get("langs") or []) != set(langs):
+            raise InputError("--align-extra", f"{corpus!r} is a corpus of "
+                                              f"{'-'.join(catalog[corpus].get('langs') or [])}, "
+                                              f"not of {langs[0]}-{langs[1]}")
+
+
+def prepare(args: argparse.Namespace) -> tuple[Request, Path, dict[str, Any], list[str]]:
+    """Every check of ``phenomt evaluate``, writing nothing: the request (the user's files),
+    the output folder, the run's config and the warnings to print. Raises InputError."""
     src_lang, tgt_lang = args.langs
-    hyps = tuple(args.hyp)
-    names = [n for n, _ in hyps]
     outdir = Path(args.outdir).resolve()
+    checks.check_outdir(outdir)
+    checks.check_unique(args.metrics, "--metrics")
+    check_align_extra(args.align_extra, args.langs)
+    hyps = tuple(args.hyp)
     mirror = find_mirror(str(Path(args.mirror).resolve()) if args.mirror else None,
                          PROJECT_ROOT)
     request = Request(
         src=Path(args.src).resolve(), ref=Path(args.ref).resolve(), src_lang=src_lang,
         tgt_lang=tgt_lang, hyps=hyps,
         name=args.name or testset_name(Path(args.ref), src_lang, tgt_lang),
-        baseline=args.baseline or names[0],
+        baseline=args.baseline or hyps[0][0],
         ldd=not args.no_ldd and src_lang in UDPIPE and tgt_lang in UDPIPE,
         align_extra=tuple(args.align_extra), metrics=tuple(args.metrics),
         samples=args.samples, mirror=str(mirror) if mirror else None,
@@ -372,31 +429,90 @@ def _evaluate(args: argparse.Namespace) -> int:
         docids=Path(args.docids).resolve() if args.docids else None)
     request = merged_hyps(outdir, request, args.baseline is not None)
     if request.baseline not in dict(request.hyps):
-        raise InputError("--baseline", f"{request.baseline!r} is none of the systems")
-    lines = check_inputs(request.src, request.ref, request.hyps)
-    documents = None if request.docids is None else check_docids(
-        request.docids, (request.src_lang, request.tgt_lang), request.ref, lines)
-    config = evaluate_config(request)
-    plan = Plan(load_config_dict(config))
+        raise InputError("--baseline", f"{request.baseline!r} is none of the systems "
+                                       f"({', '.join(dict(request.hyps))})")
+    testset = checks.check_files(request.src, request.ref, request.hyps)
+    warnings: list[str] = []
+    if not args.force_langs:
+        warnings = checks.check_languages(
+            [(request.src, testset.sources, src_lang), (request.ref, testset.references,
+                                                        tgt_lang),
+             *((path, testset.hyps[name], tgt_lang) for name, path in request.hyps)],
+            force=False)
+    docids = None if request.docids is None else check_docids(
+        request.docids, (src_lang, tgt_lang), request.ref, len(testset.references))
+    mqm_systems = None
+    if request.mqm is not None:
+        if not request.mqm.is_file():
+            raise InputError(request.mqm, "no such file")
+        rows = read_mqm(request.mqm)
+        checks.check_mqm_languages(request.mqm, [r.source for r in rows],
+                                   [r.target for r in rows], args.langs, args.force_langs)
+        mqm_systems = sorted({row.system for row in rows})
+    copies = input_copies(outdir, request)
+    config = evaluate_config(staged(request, copies), dict(request.hyps), mqm_systems)
     try:
-        plan.check()
+        Plan(load_config_dict(config)).check()
     except ValueError as err:
-        raise InputError(outdir / CONFIG, f"the generated config is refused: {err}") from None
+        raise InputError(outdir / CONFIG, f"the generated config is refused: "
+                                          f"{str(err).splitlines()[0]}") from None
+    contents = None if docids is None else {"docids": "".join(f"{d}\n" for d in docids)
+                                           .encode("utf-8")}
+    return request, outdir, {"config": config, "copies": copies, "contents": contents,
+                             "lines": len(testset.references),
+                             "documents": None if docids is None else len(dict.fromkeys(docids))
+                             }, warnings
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    request, outdir, prepared, warnings = prepare(args)
+    for warning in warnings:
+        print(f"phenomt: warning: {warning} (--force-langs silences this)", file=sys.stderr)
+    # Every check has passed: only from here on is anything written.
+    copies = prepared["copies"]
+    inputs.sync(copies, prepared["contents"])
+    inputs.write_origins(outdir, copies)
+    config, lines = prepared["config"], prepared["lines"]
     with atomic_write(outdir / CONFIG) as handle:
         handle.write(f"# Written by phenomt evaluate ({len(request.hyps)} systems on "
                      f"{lines} lines); rerun the command to add systems.\n")
         yaml.safe_dump(config, handle, sort_keys=False, allow_unicode=True)
-    targets = plan.systems.tables()
+    plan = Plan(load_config_dict(config))
     common = ["--configfile", str(outdir / CONFIG), "--directory", str(outdir)]
     # One Snakemake process for the jobs and the report: a second one would parse the
     # workflow and build the DAG again (about 2 s of each further system's run).
     report = (["--report", str(outdir / "report.html"), "--report-after-run"]
               if args.report else [])
     cmd = _snakemake(*common, "--cores", str(args.cores), "report_inputs", *report)
-    print("running:", " ".join(cmd), file=sys.stderr)
-    result = subprocess.run(cmd, check=False, env=_child_env())
+    log = outdir / SNAKEMAKE_LOG
+    if args.verbose:
+        print("running:", shlex.join(cmd), file=sys.stderr)
+    result = snakerun.run(cmd, log, env=_child_env(), verbose=args.verbose)
+    if result.interrupted:
+        print(f"phenomt: {INTERRUPTED}", file=sys.stderr)
+        return 130
     if result.returncode != 0:
-        return result.returncode
+        for line in snakerun.failures(log, outdir):
+            print(f"phenomt: error: {line}{_way_out(line, request)}", file=sys.stderr)
+        print(f"phenomt: the whole log: {log}", file=sys.stderr)
+        return 1
+    progress = result.progress
+    print(f"{progress.done} of {progress.total or 0} jobs run in "
+          f"{int(time.monotonic() - progress.started)} s; log: {log}", file=sys.stderr)
+    _print_summary(plan, request, outdir, lines, prepared["documents"], args.report)
+    return 0
+
+
+def _way_out(line: str, request: Request) -> str:
+    """What to do about a download that failed: where a mirror is given, and what skips it."""
+    if not line.startswith(("fetch ", "fetch_tree ")):
+        return ""
+    skip = ", or skip the challenge sets with --no-ldd" if request.ldd else ""
+    return f" (give a mirror with --mirror DIR or PHENOMT_MIRROR=DIR{skip})"
+
+
+def _print_summary(plan: Plan, request: Request, outdir: Path, lines: int,
+                   documents: int | None, report: bool) -> None:
     print(f"{request.name}: {lines} lines, baseline {request.baseline}"
           + ("" if documents is None else f", LTCR on {documents} documents")
           + ("" if request.ldd else "; no LDD challenge sets (UDPipe models exist for "
@@ -404,16 +520,15 @@ def _evaluate(args: argparse.Namespace) -> int:
     for line in summary_lines(plan, request.name, outdir):
         print(f"  {line}")
     print("tables:")
-    for target in targets:
+    for target in plan.systems.tables():
         if target.endswith(".md"):
             print(f"  {outdir / target}")
     print("figures:")
     for figure in plan.systems.figures():
         if figure.endswith(".png"):
             print(f"  {outdir / figure}")
-    if args.report:
+    if report:
         print(f"report: {outdir / 'report.html'}")
-    return 0
 
 
 def _child_env() -> dict[str, str]:
@@ -421,41 +536,79 @@ def _child_env() -> dict[str, str]:
     return dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
 
 
+EVALUATE_HELP = """Score your own system outputs on any test set: every metric that applies, with
+intervals, paired tests against a baseline, tables, figures and an HTML report.
+
+Every input is checked before anything is written (UTF-8 with LF endings, equal line counts,
+no empty source or reference line, language codes, the files' language, names); a failed
+check prints one line naming the file and line and exits with status 2. A rerun into the same
+--outdir follows the files' content: changed files are scored again, unchanged ones are not,
+and a further --hyp runs only its own jobs.
+
+When a mirror is needed: the LDD challenge sets (source and target German or English) parse
+the test set with a UDPipe model and --align-extra trains the aligner on catalogued corpora.
+Both are read from a data mirror (--mirror DIR, $PHENOMT_MIRROR, or ../shared/data beside a
+checkout) or downloaded from their upstream URLs; with neither, give --no-ldd. Metrics, CRR/DRR,
+MQM and LTCR need no mirror."""
+
+
 def register_cli(tree) -> None:
-    p = tree.add("evaluate", "Score your own system outputs on any test set: every metric "
-                 "that applies, with intervals, paired tests, tables and a report", _evaluate)
-    p.add_argument("--src", required=True, help="source sentences, one a line")
-    p.add_argument("--ref", required=True, help="reference translations, one a line")
-    p.add_argument("--langs", required=True, type=parse_langs, metavar="SRC-TGT")
+    p = tree.add("evaluate", EVALUATE_HELP.split("\n\n")[0].replace("\n", " "), _evaluate)
+    p.description = EVALUATE_HELP
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.add_argument("--src", required=True, metavar="FILE",
+                   help="source sentences, one a line (UTF-8)")
+    p.add_argument("--ref", required=True, metavar="FILE",
+                   help="reference translations, one a line, aligned with --src")
+    p.add_argument("--langs", required=True, type=parse_langs, metavar="SRC-TGT",
+                   help="ISO 639 codes of source and target, e.g. de-en; the files' language "
+                        "is checked against them")
     p.add_argument("--hyp", required=True, action="append", type=parse_hyp,
-                   metavar="[NAME=]FILE", help="a system's output (repeatable)")
-    p.add_argument("--baseline", help="the system the others are tested against "
-                                      "(default: the first --hyp)")
-    p.add_argument("--name", help="the test set's name (default: from the reference file)")
-    p.add_argument("--outdir", default="phenomt-evaluation",
-                   help="where the config, results and report go (default: %(default)s)")
+                   metavar="[NAME=]FILE",
+                   help="a system's output, one a line (repeatable); NAME defaults to the "
+                        f"file's stem and must be {checks.NAME_RULE}")
+    p.add_argument("--baseline", type=checks.system_name, metavar="NAME",
+                   help="the system the others are tested against (default: the first --hyp, "
+                        "or the earlier run's)")
+    p.add_argument("--name", type=checks.testset_name,
+                   help="the test set's name in tables and paths (default: from the reference "
+                        "file, e.g. newstest2021.de-en)")
+    p.add_argument("--outdir", default="phenomt-evaluation", metavar="DIR",
+                   help="where the config, copies of the inputs, results, report and log go; "
+                        "rerun into it to add systems (default: %(default)s)")
     p.add_argument("--metrics", nargs="+", default=list(METRIC_KEYS),
                    choices=sacrebleu_keys(), metavar="METRIC",
                    help=f"sacreBLEU metrics ({', '.join(sacrebleu_keys())}; default: "
                         f"{' '.join(METRIC_KEYS)})")
-    p.add_argument("--samples", type=positive_int, default=1000,
-                   help="bootstrap samples of every interval and paired test")
-    p.add_argument("--mqm", help="MQM annotations (Google's WMT MQM TSV layout): error rates "
-                                 "per annotated system beside DRR (and LTCR for zh-en), with "
-                                 "Spearman's rho")
-    p.add_argument("--docids", help="the document id of every source line, one a line "
-                                    "(zh-en): LTCR of every system and of the reference, its "
-                                    "calibration")
+    p.add_argument("--samples", type=checks.samples, default=1000, metavar="N",
+                   help=f"bootstrap resamples of every interval and paired test (at least "
+                        f"{MIN_SAMPLES}; default: %(default)s)")
+    p.add_argument("--mqm", metavar="FILE",
+                   help="MQM annotations (Google's WMT MQM TSV layout) of the same language "
+                        "pair: error rates per annotated system beside DRR (and LTCR for "
+                        "zh-en), with Spearman's rho")
+    p.add_argument("--docids", metavar="FILE",
+                   help="zh-en only: the document id of every line (one a line, or WMT's "
+                        "details.tsv): LTCR of every system and of the reference, its "
+                        "calibration")
     p.add_argument("--no-ldd", action="store_true",
-                   help="skip the long-distance-dependency challenge sets")
+                   help="skip the long-distance-dependency challenge sets (needs no UDPipe "
+                        "model, hence no mirror or network)")
     p.add_argument("--align-extra", nargs="+", default=[], metavar="CORPUS",
-                   help="catalogued corpora the LDD or LTCR aligner trains on beside the "
-                        "test set")
-    p.add_argument("--mirror", help="the data mirror (default: $PHENOMT_MIRROR or "
-                                    "../shared/data of the checkout)")
+                   help="catalogued corpora of the pair the LDD or LTCR aligner trains on "
+                        "beside the test set (from the mirror or downloaded)")
+    p.add_argument("--mirror", metavar="DIR",
+                   help="the data mirror (default: $PHENOMT_MIRROR or ../shared/data of the "
+                        "checkout); needed offline for the LDD sets and --align-extra")
+    p.add_argument("--force-langs", action="store_true",
+                   help="skip the check of the files' language against --langs")
     p.add_argument("--no-report", dest="report", action="store_false",
                    help="skip the HTML report (report.html in the outdir)")
-    p.add_argument("--cores", type=positive_int, default=2)
+    p.add_argument("--cores", type=positive_int, default=2,
+                   help="jobs run at once (default: %(default)s)")
+    p.add_argument("--verbose", action="store_true",
+                   help=f"show Snakemake's log as it runs (always written to "
+                        f"OUTDIR/{SNAKEMAKE_LOG})")
 
     p = tree.add("systems evaluate", "Score your own system outputs on a configured test set",
                  _run)
@@ -465,4 +618,5 @@ def register_cli(tree) -> None:
     p.add_argument("--configfile", help="the config naming the test set (default: "
                                          "config/config.yaml of the checkout)")
     p.add_argument("--directory", default=".", help="where results/ is (default: here)")
-    p.add_argument("--cores", type=int, default=2)
+    p.add_argument("--cores", type=positive_int, default=2,
+                   help="jobs run at once (default: %(default)s)")

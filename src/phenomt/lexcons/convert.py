@@ -28,6 +28,12 @@ def documents_from_ids(path: str | Path, lines: int) -> list[tuple[str, int, int
     if len(ids) != lines:
         raise InputError(path, f"has {len(ids)} ids for {lines} lines",
                          min(len(ids), lines) + 1)
+    return documents_from_id_list(path, ids)
+
+
+def documents_from_id_list(path: str | Path, ids: list[str]) -> list[tuple[str, int, int]]:
+    """(id, first line, end line) of each document of the ids read from ``path``; the lines
+    of a document must be together."""
     documents: list[tuple[str, int, int]] = []
     seen: set[str] = set()
     for number, doc_id in enumerate(ids, start=1):

@@ -32,33 +32,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from phenomt.core.io import InputError, open_binary, write_json, write_lines
+from phenomt.core.io import (  # noqa: F401 (read_text, check_line_count: read from here too)
+    InputError,
+    check_line_count,
+    read_text,
+    write_json,
+    write_lines,
+)
 
-_BOM = b"\xef\xbb\xbf"
 _MARK = re.compile(r"</?v>")
 # Names become file names: no separators, no leading dot or underscore (those are not systems).
 _SYSTEM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
 # Empty-line numbers kept in a record; the count is always complete.
 SHOWN_EMPTY_LINES = 20
-
-
-def read_text(path: str | os.PathLike[str]) -> list[str]:
-    """Every line of a UTF-8 text file (``.gz`` allowed), refusing CR, BOM and bad UTF-8."""
-    lines = []
-    with open_binary(path) as handle:
-        for number, raw in enumerate(handle, start=1):
-            if number == 1 and raw.startswith(_BOM):
-                raise InputError(path, "starts with a UTF-8 byte-order mark; remove it", 1)
-            body = raw[:-1] if raw.endswith(b"\n") else raw
-            if b"\r" in body:
-                raise InputError(path, "carriage return (CR) found: the file has Windows or old "
-                                       "Mac line endings; convert it to LF line endings", number)
-            try:
-                lines.append(body.decode("utf-8"))
-            except UnicodeDecodeError as err:
-                raise InputError(path, f"invalid UTF-8 at byte {err.start} of the line",
-                                 number) from None
-    return lines
 
 
 def empty_lines(lines: Sequence[str]) -> list[int]:
@@ -78,17 +64,6 @@ class SystemOutput:
         """Line counts for a record: every empty line is counted, the first few listed."""
         return {"lines": len(self.lines), "empty_lines": len(self.empty),
                 "empty_line_numbers": list(self.empty[:SHOWN_EMPTY_LINES])}
-
-
-def check_line_count(path: str | os.PathLike[str], count: int, expected: int,
-                     against: str | os.PathLike[str]) -> None:
-    """Fail, naming the first line where ``path`` and ``against`` stop being aligned."""
-    if count > expected:
-        raise InputError(path, f"has {count} lines but {against} has {expected}: "
-                               f"line {expected + 1} has no counterpart", expected + 1)
-    if count < expected:
-        raise InputError(path, f"has {count} lines but {against} has {expected}: it ends "
-                               f"before line {count + 1}", count + 1)
 
 
 def read_output(path: str | os.PathLike[str], reference: str | os.PathLike[str] | None = None,

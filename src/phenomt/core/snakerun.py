@@ -1,0 +1,173 @@
+"""Run Snakemake as a child process for a command-line user: its whole log goes to a file,
+the terminal gets one progress line, Ctrl-C stops it cleanly, and a failed run ends with the
+failing job's own error line instead of Snakemake's report.
+
+Snakemake prints one block of several lines per job; a run of a few dozen jobs prints
+hundreds of lines in which a failure is hard to find. The log file keeps all of it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+_DONE = re.compile(r"^(\d+) of (\d+) steps \(\d+%\) done")
+_TOTAL = re.compile(r"^total\s+(\d+)\s*$")
+_RULE = re.compile(r"^(?:local)?rule (\S+):\s*$")
+_ERROR_RULE = re.compile(r"^Error in rule (\S+):")
+_JOB_LOG = re.compile(r"^\s+log: (.+?) \(check log file")
+_NOTHING = "Nothing to be done"
+#: How long a stopped run may take to end its jobs before it is terminated.
+STOP_GRACE_S = 30.0
+
+
+@dataclass
+class Progress:
+    """What the log has shown so far: jobs done of the total, the current stage."""
+
+    done: int = 0
+    total: int | None = None
+    stage: str = "starting"
+    started: float = field(default_factory=time.monotonic)
+
+    def update(self, line: str) -> None:
+        if match := _DONE.match(line):
+            self.done, self.total = int(match[1]), int(match[2])
+        elif match := _TOTAL.match(line):
+            self.total = int(match[1])
+        elif match := _RULE.match(line):
+            self.stage = match[1]
+        elif line.startswith(_NOTHING):
+            self.total, self.stage = 0, "nothing to do"
+
+    def line(self) -> str:
+        """``[3/12 jobs] systems_score, 0:07``."""
+        elapsed = int(time.monotonic() - self.started)
+        total = "?" if self.total is None else str(self.total)
+        return f"[{self.done}/{total} jobs] {self.stage}, {elapsed // 60}:{elapsed % 60:02d}"
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """How a Snakemake run ended."""
+
+    returncode: int
+    interrupted: bool
+    progress: Progress
+    log: Path
+
+
+def run(cmd: Sequence[str], log: Path, *, env: dict[str, str] | None = None,
+        verbose: bool = False, stream: TextIO | None = None) -> RunResult:
+    """Run ``cmd`` (a Snakemake command line) with its output written to ``log``.
+
+    ``verbose`` copies every line to ``stream`` (stderr) as well; otherwise a terminal gets
+    one progress line, redrawn in place, and anything else nothing until the end. Ctrl-C is
+    passed on to Snakemake, which stops its jobs; the result says it was interrupted.
+    """
+    stream = stream or sys.stderr
+    live = not verbose and stream.isatty()
+    log.parent.mkdir(parents=True, exist_ok=True)
+    progress = Progress()
+    # A session of its own: the terminal's Ctrl-C reaches this process only, which passes it
+    # on once, so Snakemake is not signalled twice and its jobs are stopped by Snakemake.
+    with open(log, "w", encoding="utf-8") as out:
+        child = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 env=env, text=True, errors="replace", start_new_session=True)
+        reader = threading.Thread(target=_copy, args=(child.stdout, out, progress,
+                                                      stream if verbose else None),
+                                  daemon=True)
+        reader.start()
+        interrupted = False
+        try:
+            while child.poll() is None:
+                if live:
+                    _draw(stream, progress.line())
+                time.sleep(0.25)
+        except KeyboardInterrupt:
+            interrupted = True
+            _stop(child)
+        reader.join(timeout=5)
+    if live:
+        _draw(stream, "")
+    return RunResult(child.returncode, interrupted, progress, log)
+
+
+def _copy(source: TextIO, out: TextIO, progress: Progress, echo: TextIO | None) -> None:
+    for line in source:
+        out.write(line)
+        out.flush()
+        progress.update(line.rstrip("\n"))
+        if echo is not None:
+            echo.write(line)
+
+
+def _draw(stream: TextIO, text: str) -> None:
+    stream.write(f"\r\033[K{text}")
+    stream.flush()
+
+
+def _stop(child: subprocess.Popen) -> None:
+    """SIGINT to Snakemake (it cancels its jobs), then SIGTERM and SIGKILL if it lingers.
+    A second Ctrl-C while waiting skips to the next step."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(child.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            child.wait(timeout=STOP_GRACE_S if sig == signal.SIGINT else 5)
+            return
+        except (subprocess.TimeoutExpired, KeyboardInterrupt):
+            continue
+
+
+def failures(log: Path, workdir: Path, limit: int = 3) -> list[str]:
+    """One line per failed job of a Snakemake log: the rule, the job's own error line (the
+    last ``error:`` line, else the last line of its log) and the log's path (relative paths
+    are relative to ``workdir``, Snakemake's ``--directory``). Without a failed job (the
+    workflow itself failed), Snakemake's own last error line."""
+    text = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    found: list[str] = []
+    rule = None
+    for line in text:
+        if match := _ERROR_RULE.match(line):
+            rule = match[1]
+        elif rule and (match := _JOB_LOG.match(line)):
+            job_log = Path(match[1].split()[0])
+            if not job_log.is_absolute():
+                job_log = workdir / job_log
+            found.append(f"{rule} failed: {job_error(job_log)} (log: {job_log})")
+            rule = None
+    if found:
+        return found[:limit]
+    errors = [line.strip() for line in text if _is_error(line)]
+    return [errors[-1] if errors else f"snakemake failed (log: {log})"]
+
+
+def _is_error(line: str) -> bool:
+    return bool(re.match(r"^\s*(\w+(Error|Exception)\b|Error\b|error:)", line))
+
+
+def job_error(path: Path) -> str:
+    """The line that says why a job failed: its last ``phenomt: error:`` line, else the last
+    line of a Python traceback, else its last non-empty line."""
+    try:
+        lines = [ln.strip() for ln in path.read_text(encoding="utf-8",
+                                                    errors="replace").splitlines()]
+    except OSError:
+        return "no log"
+    lines = [ln for ln in lines if ln]
+    for line in reversed(lines):
+        if "error:" in line and line.startswith("phenomt"):
+            return line.split("error:", 1)[1].strip()
+    return lines[-1] if lines else "no output"
