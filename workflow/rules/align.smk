@@ -11,11 +11,7 @@ rule align_train:
         model_dir=lambda w, output: os.path.dirname(output[0]),
         first_src=lambda w, input: input.src[0],
         first_tgt=lambda w, input: input.tgt[0],
-        extra=lambda w, input: (
-            f"--extra-src {' '.join(input.src[1:])} --extra-tgt {' '.join(input.tgt[1:])}"
-            if len(input.src) > 1
-            else ""
-        ),
+        extra=lambda w: PLAN.ldd.align_extra_args(w.direction),
         iterations=lambda w: PLAN.ldd.align_iterations,
     log:
         f"{OUT}/logs/align_train/{{direction}}.log",
@@ -24,8 +20,9 @@ rule align_train:
     conda:
         ENV
     shell:
-        "phenomt align train --src {params.first_src} --tgt {params.first_tgt} {params.extra}"
-        " --model-dir {params.model_dir} --iterations {params.iterations} > {log} 2>&1"
+        "phenomt align train --src {params.first_src:q} --tgt {params.first_tgt:q}"
+        " {params.extra}"
+        " --model-dir {params.model_dir:q} --iterations {params.iterations:q} > {log:q} 2>&1"
 
 
 rule align_apply:
@@ -49,6 +46,7 @@ rule align_apply:
     conda:
         ENV
     shell:
-        "phenomt align apply --model-dir {params.model_dir} --src {input.src} --tgt {input.tgt}"
-        " --out-forward {output.forward} --out-reverse {output.backward}"
-        " --out-gdfa {output.gdfa} --jobs {threads} > {log} 2>&1"
+        "phenomt align apply --model-dir {params.model_dir:q} --src {input.src:q}"
+        " --tgt {input.tgt:q}"
+        " --out-forward {output.forward:q} --out-reverse {output.backward:q}"
+        " --out-gdfa {output.gdfa:q} --jobs {threads} > {log:q} 2>&1"

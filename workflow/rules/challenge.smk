@@ -15,16 +15,16 @@ rule extract_lexical:
         ),
     params:
         lang=lambda w: PLAN.ldd.source_lang(w.direction),
-        bins=" ".join(LEXICAL_BINS),
+        bins=LEXICAL_BINS,
         prefix=lambda w: f"{OUT}/ldd/sets/{w.lcorpus}/{w.direction}/{w.phen}",
     log:
         f"{OUT}/logs/extract/{{lcorpus}}.{{direction}}.{{phen}}.log",
     conda:
         ENV
     shell:
-        "phenomt extract lexical --conllu {input.conllu} --phenomenon {wildcards.phen}"
-        " --bins {params.bins} --lang {params.lang} --src {input.src} --ref {input.ref}"
-        " --out-prefix {params.prefix} > {log} 2>&1"
+        "phenomt extract lexical --conllu {input.conllu:q} --phenomenon {wildcards.phen:q}"
+        " --bins {params.bins:q} --lang {params.lang:q} --src {input.src:q} --ref {input.ref:q}"
+        " --out-prefix {params.prefix:q} > {log:q} 2>&1"
 
 
 rule extract_reorder:
@@ -47,9 +47,9 @@ rule extract_reorder:
     conda:
         ENV
     shell:
-        "phenomt extract reorder --src {input.src} --tgt {input.tgt}"
-        " --alignment {input.alignment} --min-distance {wildcards.dist}"
-        " --out-prefix {params.prefix} > {log} 2>&1"
+        "phenomt extract reorder --src {input.src:q} --tgt {input.tgt:q}"
+        " --alignment {input.alignment:q} --min-distance {wildcards.dist:q}"
+        " --out-prefix {params.prefix:q} > {log:q} 2>&1"
 
 
 rule validation_sheet:
@@ -67,7 +67,7 @@ rule validation_sheet:
         ENV
     shell:
         "phenomt ldd sheet-export --set {params.sets} {params.settings}"
-        " --output {output} > {log} 2>&1"
+        " --output {output:q} > {log:q} 2>&1"
 
 
 # How many pairs the reordering criterion selects under every reading the paper leaves open
@@ -88,6 +88,7 @@ rule ldd_reorder_grid:
     conda:
         ENV
     shell:
-        "phenomt ldd reorder-grid --src {input.src} --tgt {input.tgt}"
-        " --forward {input.forward} --reverse {input.backward} --gdfa {input.gdfa}"
-        " --paper-set {params.paper} --out-md {output.md} --out-csv {output.csv} > {log} 2>&1"
+        "phenomt ldd reorder-grid --src {input.src:q} --tgt {input.tgt:q}"
+        " --forward {input.forward:q} --reverse {input.backward:q} --gdfa {input.gdfa:q}"
+        " --paper-set {params.paper:q} --out-md {output.md:q} --out-csv {output.csv:q}"
+        " > {log:q} 2>&1"

@@ -12,7 +12,7 @@ rule fetch:
     conda:
         ENV
     shell:
-        "phenomt data fetch --output {output} {params.args} > {log} 2>&1"
+        "phenomt data fetch --output {output:q} {params.args} > {log:q} 2>&1"
 
 
 # A folder of many files (e.g. a released test set), each checked against the manifest.
@@ -29,8 +29,8 @@ rule fetch_tree:
     conda:
         ENV
     shell:
-        "phenomt data fetch-tree --output {output} --manifest {input} {params.args}"
-        " > {log} 2>&1"
+        "phenomt data fetch-tree --output {output:q} --manifest {input:q} {params.args}"
+        " > {log:q} 2>&1"
 
 
 rule extract_archive:
@@ -44,7 +44,7 @@ rule extract_archive:
     conda:
         ENV
     shell:
-        "phenomt data unpack --archive {input} --output {output} > {log} 2>&1"
+        "phenomt data unpack --archive {input:q} --output {output:q} > {log:q} 2>&1"
 
 
 # Each language side is written by its own job: validation reads both sides and drops
@@ -64,8 +64,8 @@ rule prepare_corpus:
     conda:
         ENV
     shell:
-        "phenomt corpus prepare {params.args} --side {wildcards.lang} --output {output.text}"
-        " --report {output.report} > {log} 2>&1"
+        "phenomt corpus prepare {params.args} --side {wildcards.lang:q} --output {output.text:q}"
+        " --report {output.report:q} > {log:q} 2>&1"
 
 
 rule corpus_docids:
@@ -81,4 +81,4 @@ rule corpus_docids:
     conda:
         ENV
     shell:
-        "phenomt corpus docids {params.args} --output {output} > {log} 2>&1"
+        "phenomt corpus docids {params.args} --output {output:q} > {log:q} 2>&1"

@@ -28,10 +28,10 @@ rule generate:
     conda:
         ENV
     shell:
-        "phenomt nmt generate --data-bin {input.data} --model {input.model}"
-        " --source {input.source} --output {output.text} --bpe-output {output.bpe}"
-        " --tgt-lang {params.tgt} --casing {params.casing} --options {params.options:q}"
-        " --seed {params.seed} --log {log}"
+        "phenomt nmt generate --data-bin {input.data:q} --model {input.model:q}"
+        " --source {input.source:q} --output {output.text:q} --bpe-output {output.bpe:q}"
+        " --tgt-lang {params.tgt:q} --casing {params.casing:q} --options {params.options:q}"
+        " --seed {params.seed:q} --log {log:q}"
 
 
 rule score_bleu:
@@ -48,6 +48,6 @@ rule score_bleu:
     conda:
         ENV
     shell:
-        "phenomt score bleu --hyp {input.hyp} --ref {input.ref} {params.bleu}"
-        " --meta model={wildcards.model} testset={wildcards.part}"
-        " direction={params.direction} --output {output} > {log} 2>&1"
+        "phenomt score bleu --hyp {input.hyp:q} --ref {input.ref:q} {params.bleu}"
+        " --meta model={wildcards.model:q} testset={wildcards.part:q}"
+        " direction={params.direction:q} --output {output:q} > {log:q} 2>&1"

@@ -19,8 +19,8 @@ rule assemble_docids:
     conda:
         ENV
     shell:
-        "phenomt corpus assemble --train {input.train} --heldout {input.heldout}"
-        " {params.docids} --docids-output {output} > {log} 2>&1"
+        "phenomt corpus assemble --train {input.train:q} --heldout {input.heldout:q}"
+        " {params.docids} --docids-output {output:q} > {log:q} 2>&1"
 
 
 # The document-level part of the sentence model's training data (lexcons.models.train).
@@ -37,8 +37,8 @@ rule doc_select_train:
     conda:
         ENV
     shell:
-        "phenomt doc select --docids {input.docids} --inputs {input.text}"
-        " --outputs {output.src} {output.tgt} --docids-output {output.docids} > {log} 2>&1"
+        "phenomt doc select --docids {input.docids:q} --inputs {input.text:q}"
+        " --outputs {output.src:q} {output.tgt:q} --docids-output {output.docids:q} > {log:q} 2>&1"
 
 
 # The Doc-Transformer's context side: the previous sentences of each line's document.
@@ -55,8 +55,8 @@ rule doc_context:
     conda:
         ENV
     shell:
-        "phenomt doc context --source {input.src} --docids {input.docids}"
-        " --size {params.size} --output {output} > {log} 2>&1"
+        "phenomt doc context --source {input.src:q} --docids {input.docids:q}"
+        " --size {params.size:q} --output {output:q} > {log:q} 2>&1"
 
 
 # The concatenation baseline's lines: previous sentences, a separator, the current one.
@@ -73,8 +73,8 @@ rule doc_concat:
     conda:
         ENV
     shell:
-        "phenomt doc concat --input {input.text} --docids {input.docids}"
-        " --size {params.size} --output {output} > {log} 2>&1"
+        "phenomt doc concat --input {input.text:q} --docids {input.docids:q}"
+        " --size {params.size:q} --output {output:q} > {log:q} 2>&1"
 
 
 use rule binarize as doc_binarize with:
@@ -132,8 +132,8 @@ rule doc_train:
     conda:
         ENV
     shell:
-        "phenomt nmt train --data-bin {params.data} --save-dir {params.save_dir}"
-        " --output {output} --options {params.options:q} --seed {params.seed} --log {log}"
+        "phenomt nmt train --data-bin {params.data:q} --save-dir {params.save_dir:q}"
+        " --output {output:q} --options {params.options:q} --seed {params.seed:q} --log {log:q}"
 
 
 rule doc_generate:
@@ -163,7 +163,7 @@ rule doc_generate:
     conda:
         ENV
     shell:
-        "phenomt nmt generate --data-bin {input.data} --model {input.model}"
-        " --source {input.source} --output {output.text} --bpe-output {output.bpe}"
-        " --tgt-lang {params.tgt} --casing {params.casing} --options {params.options:q}"
-        " --seed {params.seed} {params.concat} --log {log}"
+        "phenomt nmt generate --data-bin {input.data:q} --model {input.model:q}"
+        " --source {input.source:q} --output {output.text:q} --bpe-output {output.bpe:q}"
+        " --tgt-lang {params.tgt:q} --casing {params.casing:q} --options {params.options:q}"
+        " --seed {params.seed:q} {params.concat} --log {log:q}"

@@ -20,8 +20,8 @@ rule lexcons_align_train:
     conda:
         ENV
     shell:
-        "phenomt lexcons align-train --testset {input.testset} --model-dir {params.model_dir}"
-        " {params.extra} > {log} 2>&1"
+        "phenomt lexcons align-train --testset {input.testset:q} --model-dir {params.model_dir:q}"
+        " {params.extra} > {log:q} 2>&1"
 
 
 rule lexcons_tables:
@@ -42,9 +42,9 @@ rule lexcons_tables:
     conda:
         ENV
     shell:
-        "phenomt lexcons tables --testset {input.testset} --align-model {params.model_dir}"
-        " {params.settings} --table-prefix {params.prefix} --stats {output.stats}"
-        " > {log} 2>&1"
+        "phenomt lexcons tables --testset {input.testset:q} --align-model {params.model_dir:q}"
+        " {params.settings} --table-prefix {params.prefix:q} --stats {output.stats:q}"
+        " > {log:q} 2>&1"
 
 
 # Figure 3 for the hypothesis at hand: the reference scored as a hypothesis (calibration).
@@ -66,9 +66,9 @@ rule lexcons_figure3:
     conda:
         ENV
     shell:
-        "phenomt lexcons figure3 --record {input} --key reference_calibration"
+        "phenomt lexcons figure3 --record {input:q} --key reference_calibration"
         " --title 'Reference as hypothesis: LTCR against sample size'"
-        " --output {output} > {log} 2>&1"
+        " --output {output:q} > {log:q} 2>&1"
 
 
 # LTCR of the same calibration by the sentence distance of a pair (the bins of Table 5).
@@ -90,9 +90,9 @@ rule lexcons_figure_distance:
     conda:
         ENV
     shell:
-        "phenomt lexcons figure-distance --record {input} --key reference_calibration"
+        "phenomt lexcons figure-distance --record {input:q} --key reference_calibration"
         " --title 'Reference as hypothesis: LTCR by sentence distance'"
-        " --output {output} > {log} 2>&1"
+        " --output {output:q} > {log:q} 2>&1"
 
 
 # --- LTCR of the sentence and document models (Tables 4-6, further sets, TCP) -------------
@@ -112,7 +112,7 @@ rule lexcons_set:
     conda:
         ENV
     shell:
-        "phenomt lexcons {params.args} --output {output} > {log} 2>&1"
+        "phenomt lexcons {params.args} --output {output:q} > {log:q} 2>&1"
 
 
 rule lexcons_score:
@@ -132,8 +132,8 @@ rule lexcons_score:
     conda:
         ENV
     shell:
-        "phenomt score ltcr --testset {input.testset} --hyp {input.hyp}"
-        " --align-model {params.model_dir} {params.settings} --output {output} > {log} 2>&1"
+        "phenomt score ltcr --testset {input.testset:q} --hyp {input.hyp:q}"
+        " --align-model {params.model_dir:q} {params.settings} --output {output:q} > {log:q} 2>&1"
 
 
 rule lexcons_tcp:
@@ -148,7 +148,7 @@ rule lexcons_tcp:
     conda:
         ENV
     shell:
-        "phenomt score tcp {params.args} --output {output} > {log} 2>&1"
+        "phenomt score tcp {params.args} --output {output:q} > {log:q} 2>&1"
 
 
 rule lexcons_model_tables:
@@ -165,8 +165,8 @@ rule lexcons_model_tables:
     conda:
         ENV
     shell:
-        "phenomt lexcons model-tables {params.args} --table-prefix {params.prefix}"
-        " > {log} 2>&1"
+        "phenomt lexcons model-tables {params.args} --table-prefix {params.prefix:q}"
+        " > {log:q} 2>&1"
 
 
 rule lexcons_sets_table:
@@ -182,5 +182,5 @@ rule lexcons_sets_table:
     conda:
         ENV
     shell:
-        "phenomt lexcons sets-table {params.args} --output-md {output.md}"
-        " --output-csv {output.csv} > {log} 2>&1"
+        "phenomt lexcons sets-table {params.args} --output-md {output.md:q}"
+        " --output-csv {output.csv:q} > {log:q} 2>&1"

@@ -26,9 +26,9 @@ rule locality_prepare:
     conda:
         ENV
     shell:
-        "phenomt locality prepare --src {input.src} --tgt {input.tgt} --src-lang src"
-        " --tgt-lang tgt --setting {wildcards.setting} {params.settings}"
-        " --out-dir {params.out_dir} > {log} 2>&1"
+        "phenomt locality prepare --src {input.src:q} --tgt {input.tgt:q} --src-lang src"
+        " --tgt-lang tgt --setting {wildcards.setting:q} {params.settings}"
+        " --out-dir {params.out_dir:q} > {log:q} 2>&1"
 
 
 use rule binarize as locality_binarize with:
@@ -68,9 +68,9 @@ rule locality_train:
     conda:
         ENV
     shell:
-        "phenomt nmt train --data-bin {input.data} --save-dir {params.save_dir}"
-        " --output {output} --options {params.options:q} --seed {params.seed}"
-        " --extra-args-file {input.info} --log {log}"
+        "phenomt nmt train --data-bin {input.data:q} --save-dir {params.save_dir:q}"
+        " --output {output:q} --options {params.options:q} --seed {params.seed:q}"
+        " --extra-args-file {input.info:q} --log {log:q}"
 
 
 rule locality_generate:
@@ -90,9 +90,9 @@ rule locality_generate:
     conda:
         ENV
     shell:
-        "phenomt nmt generate --data-bin {input.data} --model {input.model}"
-        " --source {input.source} --output {output} --tgt-lang {params.tgt}"
-        " --options {params.options:q} --log {log}"
+        "phenomt nmt generate --data-bin {input.data:q} --model {input.model:q}"
+        " --source {input.source:q} --output {output:q} --tgt-lang {params.tgt:q}"
+        " --options {params.options:q} --log {log:q}"
 
 
 rule locality_reference:
@@ -107,8 +107,8 @@ rule locality_reference:
     conda:
         ENV
     shell:
-        "phenomt text detokenize --lang {params.tgt} --input {input} --output {output}"
-        " > {log} 2>&1"
+        "phenomt text detokenize --lang {params.tgt:q} --input {input:q} --output {output:q}"
+        " > {log:q} 2>&1"
 
 
 rule locality_score:
@@ -125,8 +125,8 @@ rule locality_score:
     conda:
         ENV
     shell:
-        "phenomt score bleu --hyp {input.hyp} --ref {input.ref} --meta {params.meta}"
-        " {params.bootstrap} --output {output} > {log} 2>&1"
+        "phenomt score bleu --hyp {input.hyp:q} --ref {input.ref:q} --meta {params.meta}"
+        " {params.bootstrap} --output {output:q} > {log:q} 2>&1"
 
 
 rule table_locality:
@@ -143,8 +143,8 @@ rule table_locality:
     conda:
         ENV
     shell:
-        "phenomt table locality --scores {input.scores} --info {input.info}"
-        " --note {params.note:q} --md {output.md} --csv {output.csv} > {log} 2>&1"
+        "phenomt table locality --scores {input.scores:q} --info {input.info:q}"
+        " --note {params.note:q} --md {output.md:q} --csv {output.csv:q} > {log:q} 2>&1"
 
 
 # The paper's claims (Table 1, Section 3.1), paired over seeds and over sentences.
@@ -162,5 +162,5 @@ rule table_locality_claims:
     conda:
         ENV
     shell:
-        "phenomt table locality-claims --scores {input} {params.resampling}"
-        " --note {params.note:q} --md {output.md} --csv {output.csv} > {log} 2>&1"
+        "phenomt table locality-claims --scores {input:q} {params.resampling}"
+        " --note {params.note:q} --md {output.md:q} --csv {output.csv:q} > {log:q} 2>&1"

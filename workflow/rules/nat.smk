@@ -33,10 +33,10 @@ rule nat_distill:
     conda:
         ENV
     shell:
-        "phenomt nmt generate --data-bin {input.data} --model {input.model}"
-        " --source {input.source} --output {output.text} --bpe-output {output.tgt}"
-        " --tgt-lang {params.tgt} --casing {params.casing} --options {params.options:q}"
-        " --seed {params.seed} --log {log} && cp {input.source} {output.src}"
+        "phenomt nmt generate --data-bin {input.data:q} --model {input.model:q}"
+        " --source {input.source:q} --output {output.text:q} --bpe-output {output.tgt:q}"
+        " --tgt-lang {params.tgt:q} --casing {params.casing:q} --options {params.options:q}"
+        " --seed {params.seed:q} --log {log:q} && cp {input.source:q} {output.src:q}"
 
 
 use rule binarize as nat_binarize_distilled with:
@@ -79,8 +79,8 @@ rule nat_train:
     conda:
         ENV
     shell:
-        "phenomt nmt train --data-bin {input.data} --save-dir {params.save_dir}"
-        " --output {output} --options {params.options:q} --seed {params.seed} --log {log}"
+        "phenomt nmt train --data-bin {input.data:q} --save-dir {params.save_dir:q}"
+        " --output {output:q} --options {params.options:q} --seed {params.seed:q} --log {log:q}"
 
 
 # fairseq's --eval-bleu fails with translation_lev, so the kept checkpoints are ranked by
@@ -108,10 +108,10 @@ rule nat_average:
     conda:
         ENV
     shell:
-        "phenomt nat average --checkpoint-dir {params.checkpoints} --data-bin {input.data}"
-        " --reference {input.reference} --options {params.options:q} --top {params.top}"
-        " --teacher {wildcards.teacher} --system {wildcards.natsys} --output {output.model}"
-        " --ranking {output.ranking} > {log} 2>&1"
+        "phenomt nat average --checkpoint-dir {params.checkpoints:q} --data-bin {input.data:q}"
+        " --reference {input.reference:q} --options {params.options:q} --top {params.top:q}"
+        " --teacher {wildcards.teacher:q} --system {wildcards.natsys:q} --output {output.model:q}"
+        " --ranking {output.ranking:q} > {log:q} 2>&1"
 
 
 rule nat_generate:
@@ -140,10 +140,10 @@ rule nat_generate:
     conda:
         ENV
     shell:
-        "phenomt nmt generate --data-bin {input.data} --model {input.model}"
-        " --source {input.source} --output {output.text} --bpe-output {output.bpe}"
-        " --tgt-lang {params.tgt} --casing {params.casing} --options {params.options:q}"
-        " --seed {params.seed} --log {log}"
+        "phenomt nmt generate --data-bin {input.data:q} --model {input.model:q}"
+        " --source {input.source:q} --output {output.text:q} --bpe-output {output.bpe:q}"
+        " --tgt-lang {params.tgt:q} --casing {params.casing:q} --options {params.options:q}"
+        " --seed {params.seed:q} --log {log:q}"
 
 
 # The AR row (system "ar") scores the teacher's own test-set translations.
@@ -162,8 +162,8 @@ rule nat_score_bleu:
     conda:
         ENV
     shell:
-        "phenomt score bleu --hyp {input.hyp} --ref {input.ref} {params.bleu}"
-        " {params.bootstrap} --meta {params.meta} --output {output} > {log} 2>&1"
+        "phenomt score bleu --hyp {input.hyp:q} --ref {input.ref:q} {params.bleu}"
+        " {params.bootstrap} --meta {params.meta} --output {output:q} > {log:q} 2>&1"
 
 
 rule nat_score_redundancy:
@@ -186,10 +186,10 @@ rule nat_score_redundancy:
     conda:
         ENV
     shell:
-        "phenomt score redundancy --hyp {input.hyp} --src {input.src} --ref {input.ref}"
-        " --embeddings {input.embeddings} --embeddings-dict {input.dicts}/dict.tgt.txt"
-        " --stopword-corpus {input.stopwords} {params.settings} {params.bootstrap}"
-        " --output {output} > {log} 2>&1"
+        "phenomt score redundancy --hyp {input.hyp:q} --src {input.src:q} --ref {input.ref:q}"
+        " --embeddings {input.embeddings:q} --embeddings-dict {input.dicts:q}/dict.tgt.txt"
+        " --stopword-corpus {input.stopwords:q} {params.settings} {params.bootstrap}"
+        " --output {output:q} > {log:q} 2>&1"
 
 
 # Decoding speed on the first nat.speed.sentences sentences of a test set.
@@ -207,8 +207,8 @@ rule nat_speed_subset:
     conda:
         ENV
     shell:
-        "(head -n {params.sentences} {input.src} > {output.src} &&"
-        " head -n {params.sentences} {input.tgt} > {output.tgt}) 2> {log}"
+        "(head -n {params.sentences:q} {input.src:q} > {output.src:q} &&"
+        " head -n {params.sentences:q} {input.tgt:q} > {output.tgt:q}) 2> {log:q}"
 
 
 use rule binarize as nat_speed_binarize with:
@@ -256,11 +256,11 @@ rule nat_speed:
     conda:
         ENV
     shell:
-        "phenomt nat speed --data-bin {input.data} --source {input.source}"
-        " --model {input.model} --options {params.options:q}"
-        " --batch-sizes {params.batch_sizes} --teacher {wildcards.teacher}"
-        " --system {wildcards.system} --model-name {params.model} --data {params.data}"
-        " --direction {params.direction} --output {output} > {log} 2>&1"
+        "phenomt nat speed --data-bin {input.data:q} --source {input.source:q}"
+        " --model {input.model:q} --options {params.options:q}"
+        " --batch-sizes {params.batch_sizes} --teacher {wildcards.teacher:q}"
+        " --system {wildcards.system:q} --model-name {params.model:q} --data {params.data:q}"
+        " --direction {params.direction:q} --output {output:q} > {log:q} 2>&1"
 
 
 # Tables 5 (BLEU, Redu.) and 10 (CRR, DRR), both for raw and distilled data.
@@ -280,9 +280,9 @@ rule nat_table_results:
     conda:
         ENV
     shell:
-        "phenomt table nat-results --table {wildcards.ntable} --scores {params.scores}"
-        " --selections {input.selections} --cards {input.cards}"
-        " {params.notes} --md {output.md} --csv {output.csv} > {log} 2>&1"
+        "phenomt table nat-results --table {wildcards.ntable:q} --scores {params.scores}"
+        " --selections {input.selections:q} --cards {input.cards:q}"
+        " {params.notes} --md {output.md:q} --csv {output.csv:q} > {log:q} 2>&1"
 
 
 # The paper's claims (a)-(d), each a paired test on the scores behind Tables 5 and 10.
@@ -302,7 +302,7 @@ rule nat_table_claims:
         ENV
     shell:
         "phenomt table nat-claims --scores {params.scores} {params.resampling} {params.notes}"
-        " --md {output.md} --csv {output.csv} > {log} 2>&1"
+        " --md {output.md:q} --csv {output.csv:q} > {log:q} 2>&1"
 
 
 rule nat_table_speed:
@@ -318,8 +318,8 @@ rule nat_table_speed:
     conda:
         ENV
     shell:
-        "phenomt table nat-speed --speeds {input} {params.notes} --md {output.md}"
-        " --csv {output.csv} > {log} 2>&1"
+        "phenomt table nat-speed --speeds {input:q} {params.notes} --md {output.md:q}"
+        " --csv {output.csv:q} > {log:q} 2>&1"
 
 
 # Agreement with human annotations (paper Tables 4 and 9), when nat.annotations is set.
@@ -338,8 +338,8 @@ rule nat_agreement:
     conda:
         ENV
     shell:
-        "phenomt score redundancy-agreement --annotations {input.annotations}"
-        " {params.settings} {params.files} --output {output} > {log} 2>&1"
+        "phenomt score redundancy-agreement --annotations {input.annotations:q}"
+        " {params.settings} {params.files} --output {output:q} > {log:q} 2>&1"
 
 
 rule nat_table_agreement:
@@ -355,8 +355,8 @@ rule nat_table_agreement:
     conda:
         ENV
     shell:
-        "phenomt table nat-agreement --report {input} --note {params.note:q}"
-        " --md {output.md} --csv {output.csv} > {log} 2>&1"
+        "phenomt table nat-agreement --report {input:q} --note {params.note:q}"
+        " --md {output.md:q} --csv {output.csv:q} > {log:q} 2>&1"
 
 
 # NAT figures, drawn from the tables above and shown in the HTML report.
@@ -381,8 +381,8 @@ rule nat_figure_redundancy:
     conda:
         ENV
     shell:
-        "phenomt nat figure-redundancy --table {input} --title {params.title:q}"
-        " --output {output} > {log} 2>&1"
+        "phenomt nat figure-redundancy --table {input:q} --title {params.title:q}"
+        " --output {output:q} > {log:q} 2>&1"
 
 
 rule nat_figure_speedup:
@@ -406,5 +406,5 @@ rule nat_figure_speedup:
     conda:
         ENV
     shell:
-        "phenomt nat figure-speedup --table {input} --title {params.title:q}"
-        " --output {output} > {log} 2>&1"
+        "phenomt nat figure-speedup --table {input:q} --title {params.title:q}"
+        " --output {output:q} > {log:q} 2>&1"

@@ -16,7 +16,7 @@ rule parse_scatter:
     conda:
         ENV
     shell:
-        "phenomt parse scatter --input {input} --outputs {output} > {log} 2>&1"
+        "phenomt parse scatter --input {input:q} --outputs {output:q} > {log:q} 2>&1"
 
 
 rule parse_shard:
@@ -32,8 +32,8 @@ rule parse_shard:
     conda:
         ENV
     shell:
-        "phenomt parse run --model {input.model} --input {input.text} --output {output}"
-        " > {log} 2>&1"
+        "phenomt parse run --model {input.model:q} --input {input.text:q} --output {output:q}"
+        " > {log:q} 2>&1"
 
 
 rule parse_gather:
@@ -49,7 +49,7 @@ rule parse_gather:
     conda:
         ENV
     shell:
-        "phenomt parse gather --inputs {input} --output {output} > {log} 2>&1"
+        "phenomt parse gather --inputs {input:q} --output {output:q} > {log:q} 2>&1"
 
 
 rule udpipe_train:
@@ -70,5 +70,5 @@ rule udpipe_train:
     conda:
         ENV
     shell:
-        "phenomt parse train --treebank {input} --output {output}"
-        " --iterations {params.iterations} > {log} 2>&1"
+        "phenomt parse train --treebank {input:q} --output {output:q}"
+        " --iterations {params.iterations:q} > {log:q} 2>&1"

@@ -27,7 +27,8 @@ rule report_table_ldd:
     conda:
         ENV
     shell:
-        "phenomt report table --csv {input.csv} --md {input.md} --output {output} > {log} 2>&1"
+        "phenomt report table --csv {input.csv:q} --md {input.md:q} --output {output:q}"
+        " > {log:q} 2>&1"
 
 
 use rule report_table_ldd as report_table_nat with:

@@ -15,8 +15,8 @@ rule ldd_score:
     conda:
         ENV
     shell:
-        "phenomt ldd score-sets {params.sets} --hyp {input.hyp} --ref {input.ref}"
-        " --output {output} > {log} 2>&1"
+        "phenomt ldd score-sets {params.sets} --hyp {input.hyp:q} --ref {input.ref:q}"
+        " --output {output:q} > {log:q} 2>&1"
 
 
 rule ldd_control:
@@ -34,9 +34,9 @@ rule ldd_control:
     conda:
         ENV
     shell:
-        "phenomt ldd control {params.set} --hyp {input.hyp} --ref {input.ref}"
-        " --src {input.src_tok} --ids {input.ids} {params.settings}"
-        " --output {output} > {log} 2>&1"
+        "phenomt ldd control {params.set} --hyp {input.hyp:q} --ref {input.ref:q}"
+        " --src {input.src_tok:q} --ids {input.ids:q} {params.settings}"
+        " --output {output:q} > {log:q} 2>&1"
 
 
 rule tokenize_hypotheses:
@@ -51,5 +51,5 @@ rule tokenize_hypotheses:
     conda:
         ENV
     shell:
-        "phenomt text tokenize --lang {params.lang} --input {input} --output {output}"
-        " > {log} 2>&1"
+        "phenomt text tokenize --lang {params.lang:q} --input {input:q} --output {output:q}"
+        " > {log:q} 2>&1"

@@ -26,8 +26,8 @@ rule systems_score:
     conda:
         ENV
     shell:
-        "phenomt systems score {params.identity} --hyp {input.hyp} --ref {input.ref}"
-        " {params.settings} {params.mask} --output {output} > {log} 2>&1"
+        "phenomt systems score {params.identity} --hyp {input.hyp:q} --ref {input.ref:q}"
+        " {params.settings} {params.mask} --output {output:q} > {log:q} 2>&1"
 
 
 # The test set's word tokens, once for the CRR/DRR jobs of all its systems.
@@ -47,7 +47,7 @@ rule systems_tokenize:
     conda:
         ENV
     shell:
-        "phenomt systems tokenize {params.args} > {log} 2>&1"
+        "phenomt systems tokenize {params.args} > {log:q} 2>&1"
 
 
 rule systems_redundancy:
@@ -73,8 +73,8 @@ rule systems_redundancy:
     conda:
         ENV
     shell:
-        "phenomt systems redundancy {params.identity} --hyp {input.hyp} {params.settings}"
-        " {params.mask} --output {output} > {log} 2>&1"
+        "phenomt systems redundancy {params.identity} --hyp {input.hyp:q} {params.settings}"
+        " {params.mask} --output {output:q} > {log:q} 2>&1"
 
 
 rule systems_compare:
@@ -100,8 +100,8 @@ rule systems_compare:
     conda:
         ENV
     shell:
-        "phenomt systems redundancy-test --testset {wildcards.testset} {params.pair}"
-        " {params.settings} {params.mask} --output {output} > {log} 2>&1"
+        "phenomt systems redundancy-test --testset {wildcards.testset:q} {params.pair}"
+        " {params.settings} {params.mask} --output {output:q} > {log:q} 2>&1"
 
 
 rule table_systems_bleu:
@@ -115,8 +115,8 @@ rule table_systems_bleu:
     conda:
         ENV
     shell:
-        "phenomt table systems-bleu --scores {input} --md {output.md} --csv {output.csv}"
-        " > {log} 2>&1"
+        "phenomt table systems-bleu --scores {input:q} --md {output.md:q} --csv {output.csv:q}"
+        " > {log:q} 2>&1"
 
 
 rule table_systems_redundancy:
@@ -131,8 +131,9 @@ rule table_systems_redundancy:
     conda:
         ENV
     shell:
-        "phenomt table systems-redundancy --records {input.records}"
-        " --comparisons {input.comparisons} --md {output.md} --csv {output.csv} > {log} 2>&1"
+        "phenomt table systems-redundancy --records {input.records:q}"
+        " --comparisons {input.comparisons:q} --md {output.md:q} --csv {output.csv:q}"
+        " > {log:q} 2>&1"
 
 
 # LDD challenge sets of a test set (`ldd: true`), extracted by the LDD stages (parse.smk,
@@ -160,8 +161,8 @@ rule systems_ldd_score:
     conda:
         ENV
     shell:
-        "phenomt systems ldd-score {params.identity} --hyp {input.hyp} --ref {input.ref}"
-        " {params.target} {params.sets} {params.settings} --output {output} > {log} 2>&1"
+        "phenomt systems ldd-score {params.identity} --hyp {input.hyp:q} --ref {input.ref:q}"
+        " {params.target} {params.sets} {params.settings} --output {output:q} > {log:q} 2>&1"
 
 
 rule table_systems_ldd:
@@ -181,8 +182,8 @@ rule table_systems_ldd:
     conda:
         ENV
     shell:
-        "phenomt table systems-ldd --kind {params.kind} --records {input}"
-        " {params.settings} --md {output.md} --csv {output.csv} > {log} 2>&1"
+        "phenomt table systems-ldd --kind {params.kind:q} --records {input:q}"
+        " {params.settings} --md {output.md:q} --csv {output.csv:q} > {log:q} 2>&1"
 
 
 # MQM-annotated outputs (`systems.mqm`): the outputs recovered from the annotation file, DRR
@@ -202,8 +203,8 @@ rule systems_mqm_prepare:
     conda:
         ENV
     shell:
-        "phenomt systems prepare-mqm --annotations {input} {params.settings} --outdir {output}"
-        " > {log} 2>&1"
+        "phenomt systems prepare-mqm --annotations {input:q} {params.settings} --outdir {output:q}"
+        " > {log:q} 2>&1"
 
 
 rule systems_mqm_redundancy:
@@ -224,8 +225,8 @@ rule systems_mqm_redundancy:
     conda:
         ENV
     shell:
-        "phenomt systems redundancy --hyp {params.hyp} {params.settings} --output {output}"
-        " > {log} 2>&1"
+        "phenomt systems redundancy --hyp {params.hyp:q} {params.settings} --output {output:q}"
+        " > {log:q} 2>&1"
 
 
 # LTCR (Zh->En) of a test set with `ltcr: true` (its systems, and its reference as the
@@ -247,7 +248,7 @@ rule systems_ltcr_layout:
     conda:
         ENV
     shell:
-        "phenomt lexcons convert {params.args} --output {output} > {log} 2>&1"
+        "phenomt lexcons convert {params.args} --output {output:q} > {log:q} 2>&1"
 
 
 rule systems_ltcr_align_train:
@@ -268,8 +269,8 @@ rule systems_ltcr_align_train:
     conda:
         ENV
     shell:
-        "phenomt lexcons align-train --testset {input.testset} --model-dir {params.model_dir}"
-        " {params.extra} > {log} 2>&1"
+        "phenomt lexcons align-train --testset {input.testset:q} --model-dir {params.model_dir:q}"
+        " {params.extra} > {log:q} 2>&1"
 
 
 rule systems_ltcr:
@@ -293,8 +294,8 @@ rule systems_ltcr:
     conda:
         ENV
     shell:
-        "phenomt score ltcr --testset {input.testset} --hyp {params.hyp}"
-        " --align-model {params.model_dir} {params.settings} --output {output} > {log} 2>&1"
+        "phenomt score ltcr --testset {input.testset:q} --hyp {params.hyp:q}"
+        " --align-model {params.model_dir:q} {params.settings} --output {output:q} > {log:q} 2>&1"
 
 
 rule table_systems_ltcr:
@@ -310,8 +311,8 @@ rule table_systems_ltcr:
     conda:
         ENV
     shell:
-        "phenomt table systems-ltcr {params.args} --md {output.md} --csv {output.csv}"
-        " > {log} 2>&1"
+        "phenomt table systems-ltcr {params.args} --md {output.md:q} --csv {output.csv:q}"
+        " > {log:q} 2>&1"
 
 
 rule systems_mqm_record:
@@ -330,8 +331,8 @@ rule systems_mqm_record:
     conda:
         ENV
     shell:
-        "phenomt systems mqm --annotations {input.annotations} {params.settings}"
-        " {params.reference} --output {output} > {log} 2>&1"
+        "phenomt systems mqm --annotations {input.annotations:q} {params.settings}"
+        " {params.reference} --output {output:q} > {log:q} 2>&1"
 
 
 rule table_systems_mqm:
@@ -347,8 +348,8 @@ rule table_systems_mqm:
     conda:
         ENV
     shell:
-        "phenomt table systems-mqm --mqm {input} --testset {wildcards.mqmset}"
-        " --md {output.md} --csv {output.csv} > {log} 2>&1"
+        "phenomt table systems-mqm --mqm {input:q} --testset {wildcards.mqmset:q}"
+        " --md {output.md:q} --csv {output.csv:q} > {log:q} 2>&1"
 
 
 # Figures of the given systems: the findings the report shows first.
@@ -372,7 +373,7 @@ rule systems_figure_redundancy:
     conda:
         ENV
     shell:
-        "phenomt systems figure-redundancy --table {input} --output {output} > {log} 2>&1"
+        "phenomt systems figure-redundancy --table {input:q} --output {output:q} > {log:q} 2>&1"
 
 
 rule systems_figure_ldd_sets:
@@ -398,7 +399,7 @@ rule systems_figure_ldd_sets:
     conda:
         ENV
     shell:
-        "phenomt ldd figure-sets --table {input} {params.args} --output {output} > {log} 2>&1"
+        "phenomt ldd figure-sets --table {input:q} {params.args} --output {output:q} > {log:q} 2>&1"
 
 
 rule systems_figure_mqm:
@@ -423,4 +424,4 @@ rule systems_figure_mqm:
     conda:
         ENV
     shell:
-        "phenomt systems figure-mqm --mqm {input} --output {output} > {log} 2>&1"
+        "phenomt systems figure-mqm --mqm {input:q} --output {output:q} > {log:q} 2>&1"

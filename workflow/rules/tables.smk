@@ -12,7 +12,8 @@ rule table_corpus_stats:
     conda:
         ENV
     shell:
-        "phenomt table stats --stats {input} --md {output.md} --csv {output.csv} > {log} 2>&1"
+        "phenomt table stats --stats {input:q} --md {output.md:q} --csv {output.csv:q}"
+        " > {log:q} 2>&1"
 
 
 rule table_bleu:
@@ -29,8 +30,8 @@ rule table_bleu:
     conda:
         ENV
     shell:
-        "phenomt table bleu --scores {input.scores} --models {input.cards} {params.notes}"
-        " --md {output.md} --csv {output.csv} > {log} 2>&1"
+        "phenomt table bleu --scores {input.scores:q} --models {input.cards:q} {params.notes}"
+        " --md {output.md:q} --csv {output.csv:q} > {log:q} 2>&1"
 
 
 rule table_ldd_sizes:
@@ -54,9 +55,9 @@ rule table_ldd_sizes:
         ENV
     shell:
         "(phenomt table ldd-sizes --ids {params.reorder} --corpus {params.corpora}"
-        " {params.notes} --md {output.md2} --csv {output.csv2} &&"
+        " {params.notes} --md {output.md2:q} --csv {output.csv2:q} &&"
         " phenomt table ldd-sizes --ids {params.lexical} --corpus {params.corpora}"
-        " {params.notes} --md {output.md3} --csv {output.csv3}) > {log} 2>&1"
+        " {params.notes} --md {output.md3:q} --csv {output.csv3:q}) > {log:q} 2>&1"
 
 
 rule table_ldd_scores:
@@ -76,8 +77,8 @@ rule table_ldd_scores:
     conda:
         ENV
     shell:
-        "phenomt table ldd-{params.kind} --scores {input.scores} --models {input.cards}"
-        " {params.notes} --md {output.md} --csv {output.csv} > {log} 2>&1"
+        "phenomt table ldd-{params.kind:q} --scores {input.scores:q} --models {input.cards:q}"
+        " {params.notes} --md {output.md:q} --csv {output.csv:q} > {log:q} 2>&1"
 
 
 rule table_ldd_control:
@@ -94,8 +95,8 @@ rule table_ldd_control:
     conda:
         ENV
     shell:
-        "phenomt table ldd-control --controls {input.controls} --models {input.cards}"
-        " {params.notes} --md {output.md} --csv {output.csv} > {log} 2>&1"
+        "phenomt table ldd-control --controls {input.controls:q} --models {input.cards:q}"
+        " {params.notes} --md {output.md:q} --csv {output.csv:q} > {log:q} 2>&1"
 
 
 rule table_ldd_validation:
@@ -109,8 +110,8 @@ rule table_ldd_validation:
     conda:
         ENV
     shell:
-        "phenomt ldd sheet-import --sheet {input} --md {output.md} --csv {output.csv}"
-        " > {log} 2>&1"
+        "phenomt ldd sheet-import --sheet {input:q} --md {output.md:q} --csv {output.csv:q}"
+        " > {log:q} 2>&1"
 
 
 # LDD figures, drawn from the tables above and shown in the HTML report.
@@ -135,8 +136,8 @@ rule ldd_figure_distance:
     conda:
         ENV
     shell:
-        "phenomt ldd figure-distance --table {input} --title {params.title:q}"
-        " --output {output} > {log} 2>&1"
+        "phenomt ldd figure-distance --table {input:q} --title {params.title:q}"
+        " --output {output:q} > {log:q} 2>&1"
 
 
 rule ldd_figure_sets:
@@ -161,5 +162,5 @@ rule ldd_figure_sets:
     conda:
         ENV
     shell:
-        "phenomt ldd figure-sets --table {input} {params.layout} --title {params.title:q}"
-        " --output {output} > {log} 2>&1"
+        "phenomt ldd figure-sets --table {input:q} {params.layout} --title {params.title:q}"
+        " --output {output:q} > {log:q} 2>&1"

@@ -15,8 +15,8 @@ rule tokenize:
     conda:
         ENV
     shell:
-        "phenomt text tokenize --lang {wildcards.lang} {params.pretok} --input {input}"
-        " --output {output} > {log} 2>&1"
+        "phenomt text tokenize --lang {wildcards.lang:q} {params.pretok} --input {input:q}"
+        " --output {output:q} > {log:q} 2>&1"
 
 
 rule corpus_stats:
@@ -34,8 +34,8 @@ rule corpus_stats:
     conda:
         ENV
     shell:
-        "phenomt corpus stats --inputs {input} --langs {params.langs} --label {params.label:q}"
-        " --split {params.split} --paper {params.paper:q} --output {output} > {log} 2>&1"
+        "phenomt corpus stats --inputs {input:q} --langs {params.langs:q} --label {params.label:q}"
+        " --split {params.split:q} --paper {params.paper:q} --output {output:q} > {log:q} 2>&1"
 
 
 rule assemble_train:
@@ -51,8 +51,8 @@ rule assemble_train:
     conda:
         ENV
     shell:
-        "phenomt corpus assemble --train {input.train} --heldout {input.heldout}"
-        " --outputs {output.src} {output.tgt} --report {output.report} > {log} 2>&1"
+        "phenomt corpus assemble --train {input.train:q} --heldout {input.heldout:q}"
+        " --outputs {output.src:q} {output.tgt:q} --report {output.report:q} > {log:q} 2>&1"
 
 
 rule truecase_learn:
@@ -65,7 +65,7 @@ rule truecase_learn:
     conda:
         ENV
     shell:
-        "phenomt text truecase-learn --input {input} --model {output} > {log} 2>&1"
+        "phenomt text truecase-learn --input {input:q} --model {output:q} > {log:q} 2>&1"
 
 
 rule apply_casing:
@@ -76,14 +76,14 @@ rule apply_casing:
         f"{OUT}/models/{{model}}/data/{{part}}.case.{{side}}",
     params:
         casing=lambda w: PLAN.models.casing(w.model),
-        model=lambda w, input: f"--model {input.model}" if input.model else "",
+        truecaser=lambda w: PLAN.models.truecase_args(w.model, w.side),
     log:
         f"{OUT}/logs/casing/{{model}}.{{part}}.{{side}}.log",
     conda:
         ENV
     shell:
-        "phenomt text case --casing {params.casing} {params.model} --input {input.text}"
-        " --output {output} > {log} 2>&1"
+        "phenomt text case --casing {params.casing:q} {params.truecaser} --input {input.text:q}"
+        " --output {output:q} > {log:q} 2>&1"
 
 
 rule bpe_learn:
@@ -102,8 +102,8 @@ rule bpe_learn:
     conda:
         ENV
     shell:
-        "phenomt bpe learn --inputs {input.src} {input.tgt} --codes {output}"
-        " --merges {params.merges} --min-frequency {params.min_freq} > {log} 2>&1"
+        "phenomt bpe learn --inputs {input.src:q} {input.tgt:q} --codes {output:q}"
+        " --merges {params.merges:q} --min-frequency {params.min_freq:q} > {log:q} 2>&1"
 
 
 rule bpe_apply:
@@ -119,5 +119,5 @@ rule bpe_apply:
     conda:
         ENV
     shell:
-        "phenomt bpe apply --codes {input.codes} --input {input.text} --output {output}"
-        " > {log} 2>&1"
+        "phenomt bpe apply --codes {input.codes:q} --input {input.text:q} --output {output:q}"
+        " > {log:q} 2>&1"

@@ -24,8 +24,8 @@ rule binarize:
     conda:
         ENV
     shell:
-        "phenomt nmt binarize {params.args} --destdir {output} --workers {threads}"
-        " > {log} 2>&1"
+        "phenomt nmt binarize {params.args} --destdir {output:q} --workers {threads}"
+        " > {log:q} 2>&1"
 
 
 # A data part with the model's dictionaries, for decoding: test sets stay text (fairseq reads
@@ -69,8 +69,8 @@ rule train:
     conda:
         ENV
     shell:
-        "phenomt nmt train --data-bin {input} --save-dir {params.save_dir} --output {output}"
-        " --options {params.options:q} --seed {params.seed} --log {log}"
+        "phenomt nmt train --data-bin {input:q} --save-dir {params.save_dir:q} --output {output:q}"
+        " --options {params.options:q} --seed {params.seed:q} --log {log:q}"
 
 
 rule model_card:
@@ -87,8 +87,8 @@ rule model_card:
     conda:
         ENV
     shell:
-        "phenomt table model-card --name {wildcards.model} --spec {params.spec:q}"
-        " --assemble {input.assemble} --output {output} > {log} 2>&1"
+        "phenomt table model-card --name {wildcards.model:q} --spec {params.spec:q}"
+        " --assemble {input.assemble:q} --output {output:q} > {log:q} 2>&1"
 
 
 # Validation BLEU by epoch of a model trained with fairseq's --eval-bleu (every launch of a
@@ -109,8 +109,8 @@ rule learning_curve:
     conda:
         ENV
     shell:
-        "phenomt nmt learning-curve --model-info {params.info} --csv {output.csv}"
-        " --figure {output.png} {output.svg} --title {params.title:q} > {log} 2>&1"
+        "phenomt nmt learning-curve --model-info {params.info:q} --csv {output.csv:q}"
+        " --figure {output.png:q} {output.svg:q} --title {params.title:q} > {log:q} 2>&1"
 
 
 # Updates, validation and time of every training of the run (models, NAT systems, locality).
@@ -127,5 +127,5 @@ rule table_training:
     conda:
         ENV
     shell:
-        "phenomt table training --run {params.runs} --md {output.md} --csv {output.csv}"
-        " > {log} 2>&1"
+        "phenomt table training --run {params.runs} --md {output.md:q} --csv {output.csv:q}"
+        " > {log:q} 2>&1"

@@ -25,6 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from phenomt.plan.args import quote_all
 from phenomt.plan.config import (
     PROJECT_ROOT,
     SCHEMA,
@@ -104,7 +105,7 @@ class Plan:
         return [path for _, model, bench in self.training_runs() for path in (model, bench)]
 
     def training_args(self) -> str:
-        return " ".join(f"{name}={model}={bench}" for name, model, bench in self.training_runs())
+        return quote_all(f"{name}={model}={bench}" for name, model, bench in self.training_runs())
 
     def tables(self) -> list[str]:
         names = ["corpus_stats"] + (["bleu", "training"] if self.models.names else [])

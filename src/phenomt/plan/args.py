@@ -24,6 +24,11 @@ def shell_args(pairs: Iterable[tuple[str, Any]]) -> str:
     return " ".join(parts)
 
 
+def quote_all(values: Iterable[Any]) -> str:
+    """Values as separate shell words, each quoted (the values of one ``nargs`` option)."""
+    return " ".join(shlex.quote(str(v)) for v in values)
+
+
 def note_args(notes: Iterable[str]) -> str:
     """``--note`` arguments of a table command, quoted."""
     return " ".join(f"--note {shlex.quote(n)}" for n in notes)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from phenomt.plan.args import note_args, shell_args
+from phenomt.plan.args import note_args, quote_all, shell_args
 from phenomt.plan.data import DataPlan
 from phenomt.plan.models import ModelPlan
 from phenomt.plan.section import SectionPlan
@@ -129,6 +129,12 @@ class LddPlan(SectionPlan):
         lang = direction_langs(direction)[0 if side == "src" else 1]
         return [self.data.tok(c, lang) for c in self.align_corpora()]
 
+    def align_extra_args(self, direction: str) -> str:
+        """``--extra-src``/``--extra-tgt`` of ``phenomt align train``: every training corpus
+        after the first (which is given as ``--src``/``--tgt``)."""
+        src, tgt = self.align_sides(direction, "src"), self.align_sides(direction, "tgt")
+        return shell_args([("--extra-src", src[1:] or None), ("--extra-tgt", tgt[1:] or None)])
+
     def align_dir(self, direction: str) -> str:
         return f"{self.out}/ldd/align/{direction}"
 
@@ -175,7 +181,7 @@ class LddPlan(SectionPlan):
     def set_assignments(self, kind: str | None = None, suffix: str = "") -> str:
         """``corpus/direction/phenomenon/bin=PATH`` for every set (``reorder`` or
         ``lexical`` sets only when ``kind`` is given)."""
-        return " ".join(
+        return quote_all(
             f"{self.set_key(*s)}={self.set_prefix(*s)}{suffix}" for s in self.all_sets()
             if kind is None or s[2].startswith("reorder") == (kind == "reorder"))
 
@@ -184,8 +190,8 @@ class LddPlan(SectionPlan):
         return [self.source(c, d, tokenized=False) for c in self.corpora for d in self.directions]
 
     def corpus_source_args(self) -> str:
-        return " ".join(f"{c}/{d}={self.source(c, d, tokenized=False)}"
-                        for c in self.corpora for d in self.directions)
+        return quote_all(f"{c}/{d}={self.source(c, d, tokenized=False)}"
+                         for c in self.corpora for d in self.directions)
 
     # --- scoring -----------------------------------------------------------------------------
     def scoring_models(self) -> list[tuple[str, str]]:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from phenomt.core.nmt import USER_DIR
-from phenomt.plan.args import options_json, shell_args
+from phenomt.plan.args import options_json, quote_all, shell_args
 from phenomt.plan.models import ModelPlan
 from phenomt.plan.section import SectionPlan
 from phenomt.plan.tables import table_file_list
@@ -64,7 +64,7 @@ class LocalityPlan(SectionPlan):
     @staticmethod
     def meta(run: str) -> str:
         """``KEY=VALUE`` fields stored with a run's BLEU score."""
-        return " ".join(f"{k}={v}" for k, v in parse_run(run).items())
+        return quote_all(f"{k}={v}" for k, v in parse_run(run).items())
 
     def data_dir(self, setting: str) -> str:
         return f"{self.out}/locality/data/{setting}"

@@ -169,6 +169,11 @@ class ModelPlan:
             return []
         return [f"{self.dir(name)}/data/truecase.{side}.model"]
 
+    def truecase_args(self, name: str, side: str) -> str:
+        """``--model`` of ``phenomt text case``: the side's truecasing model, if any."""
+        models = self.truecase_models(name, side)
+        return shell_args([("--model", models[0] if models else None)])
+
     def bpe_input(self, name: str, part: str, side: str) -> str:
         """What BPE is applied to: the cased text, or the tokenized text when casing is none."""
         if self.casing(name) == "none":

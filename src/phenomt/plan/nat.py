@@ -39,7 +39,7 @@ from phenomt.nat.recipes import (
     train_options,
     update_freq,
 )
-from phenomt.plan.args import note_args, options_json
+from phenomt.plan.args import note_args, options_json, quote_all, shell_args
 from phenomt.plan.data import DataPlan
 from phenomt.plan.models import ModelPlan
 from phenomt.plan.section import SectionPlan
@@ -152,8 +152,9 @@ class NatPlan(SectionPlan):
         """Distilled training data and the teacher's validation data, with its dictionaries."""
         valid = self.models.bpe_file(teacher, self.models.valid(teacher), "src")
         train = self.distilled_bpe(teacher, "src")
-        return (f"--trainpref {train.removesuffix('.src')} --validpref "
-                f"{valid.removesuffix('.src')} --dict-dir {self.models.bin_dir(teacher)}")
+        return shell_args([("--trainpref", train.removesuffix(".src")),
+                           ("--validpref", valid.removesuffix(".src")),
+                           ("--dict-dir", self.models.bin_dir(teacher))])
 
     def checkpoint(self, teacher: str, system: str) -> str:
         """The checkpoint a system decodes with: the teacher's, or the NAT model's average."""
@@ -196,8 +197,8 @@ class NatPlan(SectionPlan):
         return f"{self.speed_dir(teacher)}/{system}.json"
 
     def speed_binarize_args(self, teacher: str) -> str:
-        return (f"--testpref {self.speed_dir(teacher)}/test.bpe --dict-dir "
-                f"{self.models.bin_dir(teacher)}")
+        return shell_args([("--testpref", f"{self.speed_dir(teacher)}/test.bpe"),
+                           ("--dict-dir", self.models.bin_dir(teacher))])
 
     # --- fairseq options -------------------------------------------------------------------
     def train_options(self, teacher: str, system: str) -> dict[str, Any]:
@@ -270,13 +271,14 @@ class NatPlan(SectionPlan):
         """The metric's settings as arguments (files are the rules' inputs): the threshold
         when synonyms are looked up, the stopword counts when a teacher gives the stopwords."""
         settings = self.section["redundancy"]
-        args = [f"--threshold {settings['threshold']}"] if synonyms else []
+        pairs: list[tuple[str, Any]] = [("--threshold", settings["threshold"] if synonyms
+                                         else None)]
         if teacher:
             options = self.redundancy_options(teacher)
-            args += [f"--stopword-count {options['stopword_count']}",
-                     f"--embedding-stopword-count {options['embedding_stopword_count']}"]
-        args.append(f"--level {settings['level']}")
-        return args + (["--ignore-case"] if settings["ignore_case"] else [])
+            pairs += [("--stopword-count", options["stopword_count"]),
+                      ("--embedding-stopword-count", options["embedding_stopword_count"])]
+        pairs += [("--level", settings["level"]), ("--ignore-case", bool(settings["ignore_case"]))]
+        return [arg for arg in (shell_args([pair]) for pair in pairs) if arg]
 
     def redundancy_args(self, teacher: str) -> str:
         """Arguments of ``phenomt score redundancy`` besides its input files."""
@@ -296,7 +298,7 @@ class NatPlan(SectionPlan):
         return bool(self.speed["exclusive"])
 
     def speed_batch_sizes(self) -> str:
-        return " ".join(str(b) for b in self.speed["batch_sizes"])
+        return quote_all(str(b) for b in self.speed["batch_sizes"])
 
     def speed_data(self) -> str:
         """The data condition whose NAT models are timed (speed does not depend on it)."""
@@ -333,9 +335,9 @@ class NatPlan(SectionPlan):
     def bleu_meta(self, teacher: str, system: str, corpus: str) -> str:
         """``KEY=VALUE`` fields stored with a system's BLEU score (read by the tables)."""
         model, data = parse_nat_system(system)
-        return " ".join([f"teacher={teacher}", f"system={system}", f"model={model}",
-                         f"data={data}", f"testset={corpus}",
-                         f"direction={self.direction(teacher)}"])
+        return quote_all([f"teacher={teacher}", f"system={system}", f"model={model}",
+                          f"data={data}", f"testset={corpus}",
+                          f"direction={self.direction(teacher)}"])
 
     # --- targets -----------------------------------------------------------------------------
     def result_systems(self) -> list[str]:
@@ -354,7 +356,7 @@ class NatPlan(SectionPlan):
         return [f for pair in self.table_scores() for f in pair]
 
     def table_score_args(self) -> str:
-        return " ".join(f"{b}={r}" for b, r in self.table_scores())
+        return quote_all(f"{b}={r}" for b, r in self.table_scores())
 
     def table_selections(self) -> list[str]:
         return [self.selection_json(t, s) for t in self.teachers for s in self.systems()]
@@ -510,10 +512,9 @@ class NatPlan(SectionPlan):
         """The optional file arguments of the agreement check, from its rule's inputs."""
         flags = {"src": "--src", "ref": "--ref", "embeddings": "--embeddings",
                  "stopwords": "--stopword-corpus"}
-        args = [f"{flag} {files[key]}" for key, flag in flags.items() if files.get(key)]
-        if files.get("dicts"):
-            args.append(f"--embeddings-dict {files['dicts']}/dict.tgt.txt")
-        return " ".join(args)
+        return shell_args([*((flag, files.get(key) or None) for key, flag in flags.items()),
+                           ("--embeddings-dict",
+                            f"{files['dicts']}/dict.tgt.txt" if files.get("dicts") else None)])
 
 
 def _search(options: dict[str, Any]) -> str:
