@@ -110,6 +110,9 @@ def test_sets_against_baseline_from_table4_has_a_panel_per_system():
     assert [ax.get_title() for ax in fig.axes] == ["a", "b"]
     assert [len(ax.patches) for ax in fig.axes] == [6, 6]  # a set bar and a baseline bar each
     assert not any(ax.collections for ax in fig.axes)  # no intervals in Table 4
+    # the grey bars are the full test set, not a baseline system
+    assert [[t.get_text() for t in ax.get_legend().get_texts()] for ax in fig.axes] == [
+        ["challenge set", "full test set"]] * 2
 
 
 def test_sets_against_baseline_reads_systems_as_columns_with_intervals(tmp_path):

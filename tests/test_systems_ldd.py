@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -142,6 +143,54 @@ def test_ldd_tables_put_systems_in_columns(toy):
     assert rows6[0]["A"] == "1.0000" and rows6[1]["B"] == "0.6667 Δ+0.0000"
 
 
+def _aligner_settings(path: Path, corpora: list[tuple[str, str, int]]) -> Path:
+    """An aligner's settings.json as `phenomt align train` writes it (the fields the note
+    reads: its training corpora and the pairs it trained on)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({
+        "aligner": "sil-thot FastAlignModel", "iterations": 5,
+        "corpora": [{"src": s, "tgt": t, "lines": n} for s, t, n in corpora],
+        "training_pairs": sum(n for _, _, n in corpora) - 1, "skipped_pairs": 1}),
+        encoding="utf-8")
+    return path
+
+
+def test_ldd_table_note_on_the_aligner_comes_from_its_settings(toy):
+    """What the aligner was trained on is read from its settings.json: its corpora, and
+    whether the test set's source is among them, never restated from the config."""
+    for system in ("A", "B"):
+        _score(toy, system)
+    d = toy["dir"]
+    records = [d / f"{s}.ldd.json" for s in ("A", "B")]
+    settings = _aligner_settings(d / "align" / "de-en" / "model" / "settings.json", [
+        ("results/data/tok/news.de", "results/data/tok/news.en", 3000),
+        ("results/data/tok/toy.de", "results/data/tok/toy.en", 30)])
+
+    def note(*extra: object) -> str:
+        md = d / "bleu.md"
+        assert run("table", "systems-ldd", "--kind", "bleu", "--records", *records,
+                   "--aligner-settings", settings, *extra, "--md", md,
+                   "--csv", d / "bleu.csv") == 0
+        return md.read_text(encoding="utf-8")
+
+    md = note("--alignment", "gdfa", "--aligned-source", "results/data/tok/./toy.de")
+    assert f"LDD aligner of the direction ({settings.parent}, gdfa links)" in md
+    assert ("trained on 3,029 sentence pairs from news.de | news.en (3,000 lines); toy.de | "
+            "toy.en (30 lines); this test set is among them") in md
+    assert "this test set is among them" in md
+    assert "not trained on this test set" not in md
+    md = note("--aligned-source", "results/data/tok/other.de")
+    assert "this test set is not among them" in md and "links)" not in md
+    # without the test set's source the note only lists the corpora
+    assert "among them" not in note()
+    bad = d / "bad" / "settings.json"
+    bad.parent.mkdir()
+    bad.write_text(json.dumps({"aligner": "sil-thot FastAlignModel"}), encoding="utf-8")
+    with pytest.raises(InputError, match="without its training corpora"):
+        run("table", "systems-ldd", "--kind", "bleu", "--records", *records,
+            "--aligner-settings", bad, "--md", d / "x.md", "--csv", d / "x.csv")
+
+
 def test_ldd_distance_correlation_over_bins():
     # BLEU falls with distance for X (rho = -1) and rises for Y (rho = +1)
     def record(system: str, scores: list[float]) -> dict:
@@ -270,6 +319,14 @@ def test_plan_extracts_the_sets_of_the_test_sets(config):
     assert "results/ldd/sets/newstest2017_en-de/en-de/reorder.ge5.ids" in files
     assert plan.systems.ldd_json("newstest2017.en-de", "KIT") == \
         "results/systems/newstest2017.en-de/KIT.ldd.json"
+    # the tables read the note on the aligner from its settings.json, and name the test
+    # set's tokenized source as `align train` got it (the aligner trains on what it aligns)
+    assert plan.systems.ldd_aligner_settings("newstest2021.de-en") == \
+        "results/ldd/align/de-en/model/settings.json"
+    args = shlex.split(plan.systems.ldd_table_args("newstest2021.de-en"))
+    source = args[args.index("--aligned-source") + 1]
+    assert source == "results/data/tok/newstest2021.de-en.de"
+    assert source in plan.ldd.align_sides("de-en", "src")
     tables = plan.systems.tables()
     assert "results/tables/systems_ldd_table5.newstest2017.en-de.md" in tables
     assert "results/tables/systems_mqm.wmt21-ted.zh-en.csv" in tables

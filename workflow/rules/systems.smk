@@ -168,7 +168,9 @@ rule systems_ldd_score:
 rule table_systems_ldd:
     localrule: True
     input:
-        lambda w: PLAN.systems.ldd_records(w.testset),
+        records=lambda w: PLAN.systems.ldd_records(w.testset),
+        # its note on the aligner's training data is read from the aligner's own record
+        aligner=lambda w: PLAN.systems.ldd_aligner_settings(w.testset),
     output:
         **PLAN.table_files("systems_ldd_table{num}.{testset}"),
     wildcard_constraints:
@@ -182,8 +184,9 @@ rule table_systems_ldd:
     conda:
         ENV
     shell:
-        "phenomt table systems-ldd --kind {params.kind:q} --records {input:q}"
-        " {params.settings} --md {output.md:q} --csv {output.csv:q} > {log:q} 2>&1"
+        "phenomt table systems-ldd --kind {params.kind:q} --records {input.records:q}"
+        " --aligner-settings {input.aligner:q} {params.settings}"
+        " --md {output.md:q} --csv {output.csv:q} > {log:q} 2>&1"
 
 
 # MQM-annotated outputs (`systems.mqm`): the outputs recovered from the annotation file, DRR

@@ -150,13 +150,13 @@ rule ldd_figure_sets:
             caption="../report/ldd_sets.rst",
             category=PLAN.report.category("ldd"),
             subcategory="Figures",
-            labels={"figure": "Challenge sets against their baseline (paper: Table 4)"},
+            labels={"figure": "Challenge sets against the full test set (paper: Table 4)"},
         ),
         svg=PLAN.ldd.figure("sets", "svg"),
     params:
         scale=lambda w: PLAN.report.scale("ldd"),
         layout=lambda w: PLAN.ldd.sets_figure_args(),
-        title=PLAN.figure_title("Challenge sets against their baseline"),
+        title=PLAN.figure_title("Challenge sets against the full test set"),
     log:
         f"{OUT}/logs/figures/ldd_sets.log",
     conda:

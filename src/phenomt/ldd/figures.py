@@ -2,11 +2,13 @@
 
 - ``phenomt ldd figure-distance``: BLEU by minimum dependency distance, one line per lexical
   phenomenon and one panel per model and corpus (Table 5);
-- ``phenomt ldd figure-sets``: each challenge set's BLEU beside its baseline, one panel per
-  system, with intervals where the table has them (Table 4). It reads any table of systems
-  by sets: one row per system and set (``--system-column``) or one column per system
-  (``--systems-as-columns``); a score is a number or ``value [low, high]``, and the baseline
-  is a column of each row or a row of its own (``--baseline-set``).
+- ``phenomt ldd figure-sets``: each challenge set's BLEU beside that of the full test set it
+  was extracted from (the paper's "baseline"; the legend says "full test set", as "baseline"
+  names a baseline system elsewhere), one panel per system, with intervals where the table
+  has them (Table 4). It reads any table of systems by sets: one row per system and set
+  (``--system-column``) or one column per system (``--systems-as-columns``); a score is a
+  number or ``value [low, high]``, and the full test set's score is a column of each row
+  (``--baseline-column``) or a row of its own (``--baseline-set``).
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ PANEL_COLUMNS = ("model", "corpus", "direction", "scoring")
 #: Table 5's BLEU columns: "BLEU All", "BLEU ≥1", ... (the paper's columns start "paper").
 _BIN_COLUMN = re.compile(r"^BLEU (.+)$")
 SET_COLOUR, BASELINE_COLOUR = "C0", "0.6"
+#: The legend of the grey bars: the full test set each set was extracted from.
+FULL_LABEL = "full test set"
 
 
 # --------------------------------------------------------------------------- Table 5
@@ -101,8 +105,8 @@ def _grid(plt, panels: int, width: float, height: float, columns: int = 2):
 
 @dataclass(frozen=True)
 class SetBar:
-    """One challenge set of one system: its score and its baseline's (either may be
-    missing)."""
+    """One challenge set of one system: its score and its baseline's, the full test set's
+    (either may be missing)."""
 
     system: str
     label: str
@@ -157,7 +161,8 @@ def set_bars(rows: Sequence[Mapping[str, str]], path: str | os.PathLike[str], *,
 def draw_sets_vs_baseline(bars: Sequence[SetBar], value: str = "BLEU", title: str = ""
                           ) -> Figure:
     """One panel per system: each set's score (horizontal bar, interval as an error bar)
-    right above its baseline's (grey). A missing score draws no bar."""
+    right above the full test set's (grey, :data:`FULL_LABEL`). A missing score draws no
+    bar."""
     systems = list(dict.fromkeys(b.system for b in bars))
     if not systems:
         raise ValueError("no challenge sets to draw")
@@ -170,7 +175,7 @@ def draw_sets_vs_baseline(bars: Sequence[SetBar], value: str = "BLEU", title: st
         _bars(ax, [(i - 0.2, b.score) for i, b in enumerate(mine)], SET_COLOUR,
               "challenge set")
         _bars(ax, [(i + 0.2, b.baseline) for i, b in enumerate(mine)], BASELINE_COLOUR,
-              "baseline")
+              FULL_LABEL)
         ax.set_yticks(range(len(mine)), [b.label for b in mine], fontsize=7)
         ax.set_xlim(left=min([0.0, *(x for b in mine for x in _extent(b))]))
         ax.invert_yaxis()  # first set on top, as in the table
@@ -250,8 +255,9 @@ def register_cli(tree) -> None:
                    help="keep only the rows with one of these values (repeatable)")
     p.add_argument("--output", nargs="+", required=True, help="PNG and/or SVG paths")
 
-    p = tree.add("ldd figure-sets", "Figure: each challenge set's score beside its baseline, "
-                 "per system, with intervals where given (Table 4 or a per-system table)",
+    p = tree.add("ldd figure-sets", "Figure: each challenge set's score beside the full test "
+                 "set's, per system, with intervals where given (Table 4 or a per-system "
+                 "table)",
                  _sets_command)
     p.add_argument("--table", required=True, help="a CSV table of systems by sets")
     p.add_argument("--sets", nargs="+", default=["corpus", "direction", "phenomenon",
@@ -261,10 +267,12 @@ def register_cli(tree) -> None:
     p.add_argument("--system-column", default="model", help="the system column (long form)")
     p.add_argument("--systems-as-columns", nargs="*", metavar="SYSTEM",
                    help="one column per system (all columns but --sets when none is named)")
-    p.add_argument("--baseline-column", help="the baseline score of each row")
-    p.add_argument("--baseline-set", help="the set name that marks baseline rows")
+    p.add_argument("--baseline-column",
+                   help="the full test set's score in each row (Table 4: 'baseline BLEU')")
+    p.add_argument("--baseline-set", help="the set name that marks the full test set's rows")
     p.add_argument("--match", nargs="*", default=[],
-                   help="columns a set shares with its baseline row (e.g. corpus direction)")
+                   help="columns a set shares with its full test set's row (e.g. corpus "
+                        "direction)")
     p.add_argument("--where", action="append", default=[], metavar="COLUMN=VALUE[,VALUE]",
                    help="keep only the rows with one of these values (repeatable)")
     p.add_argument("--title", default="")

@@ -208,13 +208,21 @@ class SystemsPlan(SectionPlan):
     def ldd_table_kind(self, number: str) -> str:
         return LDD_TABLES[number]
 
+    def ldd_aligner_settings(self, testset: str) -> str:
+        """The ``settings.json`` of the aligner the test set's reordering set comes from: the
+        tables' note on its training data is read from it, not restated from the config."""
+        return f"{self.ldd.align_dir(self.direction(testset))}/model/settings.json"
+
     def ldd_table_args(self, testset: str) -> str:
+        """The tables' notes besides the aligner's settings: the UDPipe model, the alignment
+        the reordering set reads, and the test set's tokenized source as the aligner saw it
+        (the note says whether it is among the aligner's training corpora)."""
         direction = self.direction(testset)
         return shell_args([
             ("--min-sentences", self.section["ldd_min_sentences"]),
             ("--udpipe", self.ldd.section["udpipe"][self.ldd.source_lang(direction)]),
-            ("--aligner", f"{self.ldd.align_dir(direction)}/model "
-                          f"({self.ldd.alignment} links)")])
+            ("--alignment", self.ldd.alignment),
+            ("--aligned-source", self.ldd.source(ldd_corpus(testset), direction))])
 
     def ldd_table(self, testset: str, number: str, ext: str) -> str:
         return table_path(self.out, f"systems_ldd_table{number}.{testset}", ext)

@@ -303,7 +303,11 @@ def _ldd_table_command(args: argparse.Namespace) -> int:
             raise InputError(path, f"not a {challenge.SCHEMA} record")
     tables.check_ldd_records(records, args.records)
     catalogue = tables.load_catalogue(args.catalogue)
-    extraction = {"udpipe": args.udpipe, "aligner": args.aligner}
+    aligner = None
+    if args.aligner_settings:
+        aligner = tables.aligner_note(load_json(args.aligner_settings), args.aligner_settings,
+                                      args.alignment, args.aligned_source)
+    extraction = {"udpipe": args.udpipe, "aligner": aligner}
     testset = records[0]["testset"]
     if args.kind == "bleu":
         frame, notes = tables.ldd_bleu_table(records, catalogue, **extraction)
@@ -441,7 +445,14 @@ def register_cli(tree) -> None:
     p.add_argument("--min-sentences", type=positive_int, default=50,
                    help="smallest set shown by distance")
     p.add_argument("--udpipe", help="the UDPipe model the lexical sets come from (notes)")
-    p.add_argument("--aligner", help="the aligner the reordering set comes from (notes)")
+    p.add_argument("--aligner-settings", metavar="SETTINGS_JSON",
+                   help="settings.json of the aligner the reordering set comes from: the "
+                        "notes name the corpora it was trained on")
+    p.add_argument("--alignment", help="which of its alignments the reordering set reads "
+                                       "(notes)")
+    p.add_argument("--aligned-source", metavar="FILE",
+                   help="the test set's tokenized source as aligned: the notes say whether it "
+                        "is among the aligner's training corpora")
     _table_io(p)
 
     p = tree.add("table systems-bleu", "BLEU/chrF of given systems with intervals and "

@@ -409,6 +409,36 @@ def _below_counts(records: Sequence[Mapping], name: str) -> dict[str, str | None
             if judged else f"— (under {MIN_INTERVAL_SENTENCES} sentences)"}
 
 
+def aligner_note(settings: Mapping, path: str | os.PathLike[str], alignment: str | None = None,
+                 aligned_source: str | os.PathLike[str] | None = None) -> str:
+    """What the reordering set's aligner was trained on, read from the aligner's
+    ``settings.json`` (``settings``, read from ``path``): its training corpora with their line
+    counts, and whether the test set's tokenized source (``aligned_source``) is among them."""
+    try:
+        corpora = [(str(c["src"]), str(c["tgt"]), int(c["lines"])) for c in settings["corpora"]]
+        pairs = int(settings["training_pairs"])
+    except (KeyError, TypeError, ValueError) as err:
+        raise InputError(path, f"aligner settings without its training corpora: {err}") from None
+    model = os.path.dirname(os.fspath(path)) or "."
+    links = f", {alignment} links" if alignment else ""
+    files = "; ".join(f"{Path(src).name} | {Path(tgt).name} ({lines:,} lines)"
+                      for src, tgt, lines in corpora)
+    note = (f"the reordering set from the LDD aligner of the direction ({model}{links}), "
+            f"trained on {pairs:,} sentence pairs from {files}")
+    if aligned_source is not None:
+        among = any(_same_file(src, aligned_source) for src, _, _ in corpora)
+        note += ("; this test set is among them (an unsupervised aligner is trained on what it "
+                 "aligns)" if among else "; this test set is not among them")
+    return note
+
+
+def _same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Whether two paths name one file (as written, or once resolved)."""
+    if os.path.normpath(a) == os.path.normpath(b):
+        return True
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
 def _ldd_notes(testset: str, records: Sequence[Mapping],
                catalogue: Mapping[tuple[str, str], dict], udpipe: str | None,
                aligner: str | None) -> list[str]:
@@ -433,8 +463,7 @@ def _ldd_notes(testset: str, records: Sequence[Mapping],
     if udpipe:
         extraction.append(f"lexical sets from the UDPipe parse of the source ({udpipe})")
     if aligner:
-        extraction.append(f"the reordering set from the LDD aligner of the direction "
-                          f"({aligner}), which is not trained on this test set")
+        extraction.append(aligner)
     if extraction:
         notes.append("Extraction: " + "; ".join(extraction) + ".")
     kinds = [f"{r['system']}: {kind}" for r in records
