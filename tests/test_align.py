@@ -16,9 +16,10 @@ import pytest
 from phenomt.core import align
 from phenomt.core.cliargs import CommandTree
 from phenomt.core.io import InputError, read_lines, write_lines
+from phenomt.core.linelimit import MAX_TOKENS
 
 DATA = Path(__file__).parent / "data" / "align"
-LIMIT = 1024
+LIMIT = 1024  # thot's own limit
 
 
 def points(line: str) -> set[tuple[int, int]]:
@@ -155,7 +156,7 @@ def test_settings_record_training(synthetic):
     settings = align.read_settings(model_dir)
     assert settings["iterations"] == align.DEFAULT_ITERATIONS
     assert settings["corpora"] == [{"src": str(src), "tgt": str(tgt), "lines": 400}]
-    assert settings["max_sentence_length"] == LIMIT
+    assert settings["max_sentence_length"] == MAX_TOKENS < LIMIT
     for direction in ("forward", "reverse"):
         facts = settings[direction]
         assert facts["variational_bayes"] is True
@@ -282,18 +283,71 @@ def test_thot_leaves_pairs_over_1024_tokens_unaligned(synthetic):
 
 
 def test_too_long_pairs_are_empty_counted_and_logged(synthetic, caplog):
+    # the limit is the parse's, MAX_TOKENS, below thot's 1,024: a pair of exactly MAX_TOKENS
+    # tokens is aligned, one more token on either side keeps it out
     short_src, short_tgt = ["s1", "s2"], ["the", "t1", "t2"]
-    long_src = [f"s{k % 500}" for k in range(LIMIT + 1)]
-    long_tgt = [f"t{k % 500}" for k in range(LIMIT + 1)]
-    src = [short_src, long_src, short_src, short_src, long_src[:LIMIT], []]
-    tgt = [short_tgt, short_tgt, short_tgt, long_tgt, long_tgt[:LIMIT], short_tgt]
+    long_src = [f"s{k % 500}" for k in range(MAX_TOKENS + 1)]
+    long_tgt = [f"t{k % 500}" for k in range(MAX_TOKENS + 1)]
+    src = [short_src, long_src, short_src, short_src, long_src[:MAX_TOKENS], []]
+    tgt = [short_tgt, short_tgt, short_tgt, long_tgt, long_tgt[:MAX_TOKENS], short_tgt]
     with caplog.at_level(logging.WARNING, logger="phenomt.core.align"):
         result = align.align_sentences(synthetic[0], src, tgt)
     assert result.too_long_lines == (2, 4)
     assert result.too_long == 2
     for lines in (result.forward, result.reverse, result.gdfa):
         assert [bool(line) for line in lines] == [True, False, True, False, True, False]
-    assert "2 of 6 sentence pairs" in caplog.text and "line 2, 4" in caplog.text
+    assert "2 of 6 sentence pairs" in caplog.text and "lines 2, 4" in caplog.text
+
+
+class _SpyModel:
+    """A fast_align model that records the length of every pair it is asked to align."""
+
+    def __init__(self, model):
+        self.model, self.lengths = model, []
+
+    @property
+    def max_sentence_length(self):
+        return self.model.max_sentence_length
+
+    def get_best_alignments(self, src, tgt):
+        self.lengths += [(len(s), len(t)) for s, t in zip(src, tgt, strict=True)]
+        return self.model.get_best_alignments(src, tgt)
+
+
+def test_a_1mb_line_never_reaches_the_aligner(synthetic, tmp_path):
+    """A 1 MB line (500,000 tokens) gives no links and an empty line in all three outputs,
+    without thot ever seeing it; the lines around it keep their places and links."""
+    model_dir, src, tgt = synthetic
+    sources = read_lines(src)[:3]
+    targets = read_lines(tgt)[:3]
+    huge = "a " * 500_000
+    aligner = align.Aligner(model_dir)
+    aligner.forward, aligner.reverse = _SpyModel(aligner.forward), _SpyModel(aligner.reverse)
+    result = aligner.align([s.split() for s in [sources[0], huge, sources[2]]],
+                           [t.split() for t in [targets[0], targets[1], targets[2]]])
+    assert result.too_long_lines == (2,)
+    for lines in (result.forward, result.reverse, result.gdfa):
+        assert lines[1] == "" and lines[0] and lines[2]
+    seen = aligner.forward.lengths + aligner.reverse.lengths
+    assert seen and max(max(pair) for pair in seen) <= MAX_TOKENS
+    # and the same through the files: a target over the limit keeps its pair out as well
+    s_path, t_path = tmp_path / "x.src", tmp_path / "x.tgt"
+    write_lines(s_path, [sources[0], huge.strip(), sources[2], sources[1]])
+    write_lines(t_path, [targets[0], targets[1], targets[2], huge.strip()])
+    out = [tmp_path / f"x.{kind}" for kind in ("forward", "reverse", "gdfa")]
+    found = align.align_files(model_dir, s_path, t_path, *out)
+    assert found.too_long_lines == (2, 4)
+    for path in out:
+        lines = read_lines(path)
+        assert len(lines) == 4 and [bool(line) for line in lines] == [True, False, True, False]
+
+
+def test_pairs_over_the_limit_are_not_trained_on(tmp_path):
+    pairs = synthetic_pairs(50)
+    pairs.insert(3, (" ".join(["s1"] * (MAX_TOKENS + 1)), "the t1"))
+    src, tgt = write_corpus(tmp_path, pairs, "train")
+    settings = align.train_models([(src, tgt)], tmp_path / "model", iterations=1)
+    assert (settings["training_pairs"], settings["skipped_pairs"]) == (50, 1)
 
 
 # -- sharding ----------------------------------------------------------------------------------

@@ -8,10 +8,13 @@ from pathlib import Path
 import pytest
 
 from phenomt.cli import CommandTree
+from phenomt.core import parse
 from phenomt.core.conllu import read_conllu
 from phenomt.core.io import InputError
+from phenomt.core.linelimit import MAX_TOKENS
 from phenomt.core.parse import (
     _with_iterations,
+    is_skipped,
     load_model,
     merge_conllu,
     parse_file,
@@ -21,7 +24,7 @@ from phenomt.core.parse import (
     split_text,
     train_model,
 )
-from phenomt.ldd.extract import PARTICLE, extract_lexical
+from phenomt.ldd.extract import LEXICAL_PHENOMENA, PARTICLE, extract_lexical, lexical_instances
 
 DATA = Path(__file__).parent / "data" / "ldd"
 TREEBANK = DATA / "tiny_treebank.conllu"
@@ -116,6 +119,68 @@ def test_parse_lines_numbers_from_first_id(tiny_model: Path) -> None:
     (block,) = parse_lines(load_model(tiny_model), ["A bird sang ."], first_id=41)
     assert block.startswith("# sent_id = 41\n# text = A bird sang .\n1\tA\t")
     assert block.endswith("\n\n")
+
+
+class SpyModel:
+    """A UDPipe model that records how many words every sentence it tags has."""
+
+    def __init__(self, model) -> None:
+        self.model, self.DEFAULT, self.tagged = model, model.DEFAULT, []
+
+    def tag(self, sentence, options, error) -> bool:
+        self.tagged.append(len(sentence.words) - 1)  # words[0] is UDPipe's root
+        return self.model.tag(sentence, options, error)
+
+    def parse(self, sentence, options, error) -> bool:
+        return self.model.parse(sentence, options, error)
+
+
+HUGE = "a " * 500_000  # a 1 MB line of 500,000 tokens
+
+
+def test_a_1mb_line_never_reaches_udpipe(tiny_model: Path, tmp_path: Path, monkeypatch,
+                                         caplog) -> None:
+    """The line gets a placeholder sentence that holds no phenomenon; the sentences around it
+    are parsed and keep their places, so the parse stays line-parallel with its input."""
+    lines = [SENTENCES[1], HUGE, SENTENCES[3], " ".join(["x"] * MAX_TOKENS)]
+    text = tmp_path / "huge.tok"
+    text.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    spy = SpyModel(load_model(tiny_model))
+    monkeypatch.setattr(parse, "load_model", lambda path: spy)
+    out = tmp_path / "huge.conllu"
+    with caplog.at_level("WARNING", logger="phenomt.core.parse"):
+        assert parse_file(tiny_model, text, out) == 4
+    # UDPipe saw the three other lines, the last of exactly MAX_TOKENS tokens, never the 1 MB one
+    assert spy.tagged == [5, 4, MAX_TOKENS]
+    sentences = read_conllu(out)
+    assert [s.sent_id for s in sentences] == ["1", "2", "3", "4"]
+    assert [is_skipped(s) for s in sentences] == [False, True, False, False]
+    skipped = sentences[1]
+    assert skipped.text is None and len(skipped.words) == 1 and skipped.words[0].head == 0
+    assert skipped.metadata["skipped"] == (f"500000 tokens, over the limit of {MAX_TOKENS}: "
+                                           "not parsed")
+    for phenomenon in LEXICAL_PHENOMENA:
+        assert all(i.sentence != 2 for i in lexical_instances(sentences, phenomenon, "en"))
+    assert "1 of 4 lines over 1000 tokens kept out of the parse" in caplog.text
+    assert "line 2" in caplog.text
+    # a sharded parse puts the placeholder where the unsharded one does
+    pieces = [tmp_path / f"huge{k}.tok" for k in range(3)]
+    split_text(text, pieces)
+    parsed = [tmp_path / f"huge{k}.conllu" for k in range(3)]
+    for piece, shard in zip(pieces, parsed, strict=True):
+        parse_file(tiny_model, piece, shard)
+    merged = tmp_path / "merged.conllu"
+    assert merge_conllu(parsed, merged) == 4
+    assert merged.read_bytes() == out.read_bytes()
+
+
+def test_parse_lines_records_the_lines_kept_out(tiny_model: Path) -> None:
+    skipped: list[int] = []
+    blocks = list(parse_lines(SpyModel(load_model(tiny_model)), ["A bird sang .", HUGE],
+                              first_id=7, skipped=skipped))
+    assert skipped == [8]
+    assert blocks[1] == (f"# sent_id = 8\n# skipped = 500000 tokens, over the limit of "
+                         f"{MAX_TOKENS}: not parsed\n1\t_\t_\tX\t_\t_\t0\troot\t_\t_\n\n")
 
 
 def test_missing_model_file(tmp_path: Path, text_file: Path) -> None:

@@ -12,9 +12,10 @@ Alignments are written in Pharaoh format: one line per sentence pair, ``i-j`` po
 is written in the same source-target orientation. The symmetrised alignment is thot's
 grow-diag-final-and, the same procedure as fast_align's ``atools -c grow-diag-final-and``.
 
-thot silently leaves unaligned any pair with more than ``max_sentence_length`` (1,024) tokens
-on a side. Such pairs are detected before aligning, written as empty lines, counted and logged.
-Empty sentences also give empty lines.
+A pair with a side over the length limit (:data:`phenomt.core.linelimit.MAX_TOKENS`, the limit
+the parse keeps too) is kept out of training and aligning: it is written as an empty line,
+counted and logged. The limit lies below thot's own ``max_sentence_length`` (1,024 tokens),
+beyond which thot would silently leave a pair unaligned. Empty sentences also give empty lines.
 
 Input files hold one tokenized sentence per line; tokens are separated by whitespace
 (:func:`split_tokens`).
@@ -40,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from phenomt.core.cliargs import positive_int
 from phenomt.core.io import InputError, atomic_write, count_lines, iter_lines, write_lines
+from phenomt.core.linelimit import MAX_TOKENS, name_lines
 
 if TYPE_CHECKING:
     from thot.alignment import FastAlignModel
@@ -227,7 +229,7 @@ def train_models(corpora: Sequence[tuple[PathLike, PathLike]], model_dir: PathLi
     (out / SETTINGS_FILE).unlink(missing_ok=True)
 
     forward, reverse = _new_model(), _new_model()
-    limit = forward.max_sentence_length
+    limit = min(MAX_TOKENS, forward.max_sentence_length)
     added = skipped = 0
     for src, tgt in corpora:
         for s, t in iter_parallel(src, tgt):
@@ -318,7 +320,8 @@ class Alignments:
     reverse: list[str]
     gdfa: list[str]
     too_long_lines: tuple[int, ...]
-    """1-based positions of pairs with a side over the length limit (written as empty lines)."""
+    """1-based positions of pairs with a side over the length limit
+    (:data:`~phenomt.core.linelimit.MAX_TOKENS`), written as empty lines."""
 
     @property
     def pairs(self) -> int:
@@ -373,7 +376,7 @@ class Aligner:
         self.settings = read_settings(directory)
         self.forward = _load_model(directory, self.settings["forward"])
         self.reverse = _load_model(directory, self.settings["reverse"])
-        self.max_length = self.forward.max_sentence_length
+        self.max_length = min(MAX_TOKENS, self.forward.max_sentence_length)
 
     def align(self, src_sents: Sequence[Tokens], tgt_sents: Sequence[Tokens]) -> Alignments:
         """Align tokenized sentence pairs in this process (single OpenMP thread)."""
@@ -471,11 +474,9 @@ def align_sentences(model_dir: PathLike, src_sents: Sequence[Tokens],
 
 def _log_too_long(result: Alignments) -> None:
     if result.too_long:
-        shown = ", ".join(map(str, result.too_long_lines[:10]))
-        more = ", ..." if result.too_long > 10 else ""
-        log.warning("%d of %d sentence pairs have a side longer than the aligner's limit and "
-                    "are left unaligned (empty lines): line %s%s",
-                    result.too_long, result.pairs, shown, more)
+        log.warning("%d of %d sentence pairs have a side over %d tokens and are kept out of "
+                    "the alignment (empty lines): %s", result.too_long, result.pairs,
+                    MAX_TOKENS, name_lines(result.too_long_lines, 10))
     else:
         log.info("aligned %d sentence pairs; none over the length limit", result.pairs)
 

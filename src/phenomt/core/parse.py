@@ -6,7 +6,12 @@ line becomes exactly one CoNLL-U sentence, so sentence *k* of the output is line
 input; an empty line, which UDPipe would silently read as a paragraph break, is an error.
 
 Every output sentence carries exactly two comments, ``# sent_id = N`` (the 1-based input line)
-and ``# text = <the input line>``. UDPipe's own ``# newdoc``/``# newpar`` comments are dropped:
+and ``# text = <the input line>``. A line over the length limit
+(:data:`phenomt.core.linelimit.MAX_TOKENS` tokens) is not given to UDPipe, whose parse time grows
+with the square of the length: it becomes a placeholder sentence with ``# sent_id`` and
+``# skipped = ...`` (no ``# text``) and one word, ``_``, attached to the root, so that it holds no
+phenomenon and the parse stays line-parallel with its input (:func:`is_skipped`).
+UDPipe's own ``# newdoc``/``# newpar`` comments are dropped:
 they depend on where a file starts, which would make a sharded parse differ from an unsharded
 one. For scatter/gather, :func:`split_text` cuts the input into contiguous shards and
 :func:`merge_conllu` concatenates the parsed shards, renumbering ``sent_id`` so that the result
@@ -20,6 +25,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import itertools
+import logging
 import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
@@ -27,15 +33,19 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from phenomt.core.conllu import parse_conllu_lines
+from phenomt.core.conllu import Sentence, parse_conllu_lines
 from phenomt.core.io import InputError, atomic_write, count_lines, iter_lines, open_binary
+from phenomt.core.linelimit import MAX_TOKENS, name_lines, token_count
 
 if TYPE_CHECKING:
     import ufal.udpipe
 
     from phenomt.core.cliargs import CommandTree
 
+log = logging.getLogger(__name__)
+
 SENT_ID_PREFIX = "# sent_id = "
+SKIPPED_KEY = "skipped"
 TRAIN_METHOD = "morphodita_parsito"
 
 
@@ -58,12 +68,28 @@ def load_model(path: str | os.PathLike[str]) -> ufal.udpipe.Model:
     return model
 
 
+def skipped_block(sent_id: int, tokens: int) -> str:
+    """The placeholder CoNLL-U sentence of a line kept out of the parse as too long: its
+    ``sent_id``, a ``# skipped`` comment and one word ``_`` attached to the root (a sentence
+    needs a word), which no phenomenon matches."""
+    return (f"{SENT_ID_PREFIX}{sent_id}\n# {SKIPPED_KEY} = {tokens} tokens, over the limit of "
+            f"{MAX_TOKENS}: not parsed\n1\t_\t_\tX\t_\t_\t0\troot\t_\t_\n\n")
+
+
+def is_skipped(sentence: Sentence) -> bool:
+    """Whether a parsed sentence is the placeholder of a line kept out as too long."""
+    return SKIPPED_KEY in sentence.metadata
+
+
 def parse_lines(model: ufal.udpipe.Model, lines: Iterable[str],
-                source: str | os.PathLike[str] = "<input>", first_id: int = 1) -> Iterator[str]:
+                source: str | os.PathLike[str] = "<input>", first_id: int = 1,
+                skipped: list[int] | None = None) -> Iterator[str]:
     """Tag and parse pre-tokenized sentences, yielding one CoNLL-U block per input line.
 
     ``model`` is a loaded ``ufal.udpipe.Model`` (see :func:`load_model`). Each block ends with
     its blank line. ``sent_id`` counts from ``first_id``; ``source`` names the input in errors.
+    A line over :data:`~phenomt.core.linelimit.MAX_TOKENS` tokens never reaches the model:
+    it gives :func:`skipped_block`, and its ``sent_id`` is appended to ``skipped`` if given.
     """
     udpipe = _udpipe()
     reader = udpipe.InputFormat.newHorizontalInputFormat()
@@ -74,6 +100,12 @@ def parse_lines(model: ufal.udpipe.Model, lines: Iterable[str],
         if line.strip() == "":
             raise InputError(source, "empty line: every line must hold one tokenized sentence",
                              number)
+        tokens = token_count(line)
+        if tokens > MAX_TOKENS:
+            if skipped is not None:
+                skipped.append(first_id + offset)
+            yield skipped_block(first_id + offset, tokens)
+            continue
         reader.setText(line + "\n")
         sentence = udpipe.Sentence()
         if not reader.nextSentence(sentence, error) or len(sentence.words) <= 1:
@@ -92,14 +124,21 @@ def parse_file(model_path: str | os.PathLike[str], input_path: str | os.PathLike
                output_path: str | os.PathLike[str], first_id: int = 1) -> int:
     """Parse a tokenized text file into a CoNLL-U file; returns the number of sentences.
 
-    The model is loaded once for the whole file; the output is written atomically.
+    The model is loaded once for the whole file; the output is written atomically. Lines kept
+    out as too long (:func:`parse_lines`) are logged.
     """
     model = load_model(model_path)
     count = 0
+    skipped: list[int] = []
     with atomic_write(output_path) as out:
-        for block in parse_lines(model, iter_lines(input_path), input_path, first_id):
+        for block in parse_lines(model, iter_lines(input_path), input_path, first_id,
+                                 skipped):
             out.write(block)
             count += 1
+    if skipped:
+        log.warning("%s: %d of %d lines over %d tokens kept out of the parse (placeholder "
+                    "sentences): %s", input_path, len(skipped), count, MAX_TOKENS,
+                    name_lines(skipped))
     return count
 
 

@@ -184,13 +184,21 @@ class SystemsPlan(SectionPlan):
         return self.ldd.set_prefix(ldd_corpus(testset), self.direction(testset), setname)
 
     def ldd_set_files(self, testset: str) -> list[str]:
-        """The ``.ids`` and ``.ref`` files of every challenge set of a test set."""
-        return [f"{self._set_prefix(testset, s)}{ext}" for s in self.ldd_sets(testset)
-                for ext in (".ids", ".ref")]
+        """The ``.ids`` and ``.ref`` files of every challenge set of a test set, and the
+        tokenized source and reference the sets were parsed and aligned from."""
+        return [*(f"{self._set_prefix(testset, s)}{ext}" for s in self.ldd_sets(testset)
+                  for ext in (".ids", ".ref")), *self.ldd_tokenized(testset)]
+
+    def ldd_tokenized(self, testset: str) -> list[str]:
+        """The tokenized source and reference of a test set, as the parse and the aligner
+        read them (the record names the lines they kept out as too long)."""
+        corpus, direction = ldd_corpus(testset), self.direction(testset)
+        return [self.ldd.source(corpus, direction), self.ldd.target(corpus, direction)]
 
     def ldd_set_args(self, testset: str) -> str:
         return shell_args([("--set", [f"{s}={self._set_prefix(testset, s)}"
-                                      for s in self.ldd_sets(testset)])])
+                                      for s in self.ldd_sets(testset)]),
+                           ("--tokenized", self.ldd_tokenized(testset))])
 
     def ldd_json(self, testset: str, system: str) -> str:
         return f"{self.dir(testset)}/{system}.ldd.json"

@@ -22,6 +22,11 @@ For the full test set (the baseline every set is compared with) and for every se
 below (above) the full test set's BLEU. A set of fewer than :data:`MIN_INTERVAL_SENTENCES`
 sentences gets no such verdict (None): resampling a handful of sentences understates the
 spread, down to an interval of width 0 for one sentence. An empty set gets ``bleu`` None.
+
+Given the test set's tokenized source and reference (``tokenized``, what the parse and the
+aligner read), the record names the lines they kept out as over the length limit
+(``kept_out``, :func:`phenomt.core.linelimit.kept_out`): such a line holds no instance of any
+set, but stays in the full test set.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from dataclasses import dataclass
 from phenomt.core.bins import parse_bin
 from phenomt.core.io import InputError, read_lines
 from phenomt.core.lineids import read_ids, select_lines
+from phenomt.core.linelimit import kept_out_of_files
 from phenomt.core.metrics.bleu import default_tokenizer
 from phenomt.core.metrics.ribes import (
     mean_ribes,
@@ -109,14 +115,23 @@ def score_lines(hypotheses: Sequence[str], references: Sequence[str], *, tokeniz
 def ldd_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
                ref: str | os.PathLike[str], target_lang: str, sets: Sequence[ChallengeSet],
                tokenize: str | None = None, samples: int = 1000, seed: int = DEFAULT_SEED,
-               kind: str | None = None) -> dict:
+               kind: str | None = None,
+               tokenized: Sequence[str | os.PathLike[str]] | None = None) -> dict:
     """The challenge-set record of one system on one test set: the full test set, then every
-    set with its BLEU (interval), Δ against the full test set and RIBES where it applies."""
+    set with its BLEU (interval), Δ against the full test set and RIBES where it applies;
+    with ``tokenized`` (the test set's tokenized source and reference), the lines kept out of
+    parsing and alignment."""
     names = [s.name for s in sets]
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
         raise ValueError(f"challenge set(s) given twice: {', '.join(duplicated)}")
     references = read_text(ref)
+    kept_out = None
+    if tokenized is not None:
+        kept_out = kept_out_of_files(*tokenized)
+        if kept_out["lines"] != len(references):
+            raise InputError(tokenized[0], f"has {kept_out['lines']} lines but the test set's "
+                                           f"reference {ref} has {len(references)}")
     output = read_output(hyp, ref)
     tokenize = tokenize or default_tokenizer(target_lang)
     settings = {"tokenize": tokenize, "samples": samples, "seed": seed}
@@ -153,4 +168,4 @@ def ldd_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
                              "interval", "samples": samples, "seed": seed,
                      "confidence": CONFIDENCE, "tokenize": tokenize,
                      "source": "sacrebleu.significance.PairedTest"},
-            FULL: full, "sets": scored}
+            "kept_out": kept_out, FULL: full, "sets": scored}

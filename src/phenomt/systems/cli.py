@@ -222,7 +222,7 @@ def _ldd_score_command(args: argparse.Namespace) -> int:
     record = challenge.ldd_record(
         testset=args.testset, system=args.system, hyp=args.hyp, ref=args.ref,
         target_lang=args.target_lang, sets=sets, tokenize=args.tokenize,
-        samples=args.samples, seed=args.seed, kind=args.kind)
+        samples=args.samples, seed=args.seed, kind=args.kind, tokenized=args.tokenized)
     write_json(args.output, _with_identity(record, args))
     full = record[challenge.FULL]["bleu"]
     print(f"{args.testset} {args.system}: full test set BLEU {full['score']:.2f}; "
@@ -429,6 +429,9 @@ def register_cli(tree) -> None:
     p.add_argument("--target-lang", required=True)
     p.add_argument("--set", nargs="+", required=True, metavar="PHENOMENON.BIN=PREFIX",
                    help="a challenge set: PREFIX.ids (1-based lines) and PREFIX.ref")
+    p.add_argument("--tokenized", nargs=2, metavar=("SRC_TOKENS", "REF_TOKENS"),
+                   help="the test set's tokenized source and reference the sets were parsed "
+                        "and aligned from: the record names the lines kept out as too long")
     p.add_argument("--tokenize", choices=tokenizers(),
                    help="sacreBLEU tokenizer (default: by target language)")
     p.add_argument("--samples", type=positive_int, default=1000, help="bootstrap samples")

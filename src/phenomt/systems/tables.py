@@ -18,6 +18,7 @@ from pathlib import Path
 from phenomt.core.bins import bin_order, bin_title, parse_bin
 from phenomt.core.io import InputError
 from phenomt.core.lazy import pandas as pd
+from phenomt.core.linelimit import kept_out_note
 from phenomt.core.metrics import base as metrics
 from phenomt.core.metrics import ltcr
 from phenomt.core.metrics.resample import ALPHA, Comparison
@@ -466,6 +467,8 @@ def _ldd_notes(testset: str, records: Sequence[Mapping],
         extraction.append(aligner)
     if extraction:
         notes.append("Extraction: " + "; ".join(extraction) + ".")
+    if kept := kept_out_note(first.get("kept_out")):
+        notes.append(f"{testset}: {kept}")
     kinds = [f"{r['system']}: {kind}" for r in records
              if (kind := system_info(catalogue, testset, r["system"], r).get("kind"))]
     notes.append("Origins and licences of the systems: see the systems_bleu table"

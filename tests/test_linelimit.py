@@ -1,0 +1,125 @@
+"""The length limit of the parse and the alignment (phenomt.core.linelimit): which lines are
+kept out, and the challenge-set tables' note naming them."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from phenomt.cli import build_parser
+from phenomt.core import linelimit
+from phenomt.core.io import InputError
+from phenomt.core.linelimit import MAX_TOKENS
+
+REFS = ["the cat sat on mats", "a dog ran far away", "birds sing in the morning"]
+HUGE = "a " * 500_000  # a 1 MB line
+
+
+def run(*argv: object) -> int:
+    args = build_parser(["phenomt.systems.cli"]).parse_args([str(a) for a in argv])
+    return int(args.handler(args) or 0)
+
+
+def _write(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_the_limit_counts_whitespace_tokens():
+    assert linelimit.token_count("  a  b\tc ") == 3
+    at, over = " ".join(["x"] * MAX_TOKENS), " ".join(["x"] * (MAX_TOKENS + 1))
+    assert not linelimit.over_limit(at) and linelimit.over_limit(over)
+    assert linelimit.over_limit(HUGE) and linelimit.over_limit(MAX_TOKENS + 1)
+    assert not linelimit.over_limit(over.split()[:MAX_TOKENS])
+    # a single 1 MB token is one token: UDPipe and the aligner take it in stride
+    assert not linelimit.over_limit("b" * 1_000_000)
+
+
+def test_kept_out_separates_parse_and_alignment():
+    src = ["short", HUGE, "short", "short", HUGE]
+    tgt = ["short", "short", HUGE, "short", HUGE]
+    found = linelimit.kept_out(src, tgt)
+    assert found == {"limit": MAX_TOKENS, "unit": "whitespace tokens of the tokenized line",
+                     "lines": 5, "parse_and_alignment": [2, 5], "alignment_only": [3]}
+    assert linelimit.kept_out_note(found) == (
+        "2 lines over 1,000 tokens (lines 2, 5) were kept out of parsing and alignment; 1 line "
+        "whose target side is over 1,000 tokens (line 3) was kept out of alignment (the source "
+        "was parsed): such a line holds no challenge-set instance but stays in the full test "
+        "set and its BLEU.")
+    assert linelimit.kept_out_note(linelimit.kept_out(["short"], ["short"])) is None
+    assert linelimit.kept_out_note(None) is None
+    with pytest.raises(ValueError):
+        linelimit.kept_out(src, tgt[:2])
+
+
+def test_a_long_list_of_lines_is_cut_short():
+    assert linelimit.name_lines([4]) == "line 4"
+    assert linelimit.name_lines(list(range(1, 8)), limit=3) == "lines 1, 2, 3 and 4 more"
+
+
+@pytest.fixture
+def testset(tmp_path: Path) -> dict:
+    """30 lines: a 1 MB tokenized source on line 17, a target over the limit on line 20, and
+    one lexical challenge set of lines 1 and 2."""
+    refs = REFS * 10
+    ref = _write(tmp_path / "ref.en", refs)
+    src_tok = [f"das ist satz {n} ." for n in range(1, 31)]
+    src_tok[16] = HUGE.strip()
+    ref_tok = list(refs)
+    ref_tok[19] = " ".join(["w"] * (MAX_TOKENS + 1))
+    _write(tmp_path / "particle.ge1.ids", ["1", "2"])
+    _write(tmp_path / "particle.ge1.ref", refs[:2])
+    return {"dir": tmp_path, "ref": ref, "hyp": _write(tmp_path / "hyp.en", refs),
+            "tokenized": [_write(tmp_path / "src.tok", src_tok),
+                          _write(tmp_path / "ref.tok", ref_tok)],
+            "set": f"particle.ge1={tmp_path / 'particle.ge1'}"}
+
+
+def test_challenge_tables_name_the_lines_kept_out(testset):
+    d = testset["dir"]
+    record = d / "A.ldd.json"
+    assert run("systems", "ldd-score", "--testset", "toy", "--system", "A", "--hyp",
+               testset["hyp"], "--ref", testset["ref"], "--target-lang", "en", "--set",
+               testset["set"], "--tokenized", *testset["tokenized"], "--samples", "50",
+               "--output", record) == 0
+    saved = json.loads(record.read_text(encoding="utf-8"))
+    assert saved["kept_out"]["parse_and_alignment"] == [17]
+    assert saved["kept_out"]["alignment_only"] == [20]
+    # the line stays in the full test set
+    assert saved["full"]["sentences"] == 30
+    for kind in ("bleu", "distance", "ribes"):
+        md = d / f"{kind}.md"
+        assert run("table", "systems-ldd", "--kind", kind, "--records", record,
+                   "--md", md, "--csv", d / f"{kind}.csv") == 0
+        text = md.read_text(encoding="utf-8")
+        assert ("toy: 1 line over 1,000 tokens (line 17) was kept out of parsing and "
+                "alignment; 1 line whose target side is over 1,000 tokens (line 20) was kept "
+                "out of alignment") in text
+
+
+def test_tokenized_files_must_match_the_test_set(testset):
+    short = _write(testset["dir"] / "short.tok", ["a b"] * 29)
+    with pytest.raises(InputError, match="has 29 lines but the test set's reference"):
+        run("systems", "ldd-score", "--testset", "toy", "--system", "A", "--hyp",
+            testset["hyp"], "--ref", testset["ref"], "--target-lang", "en", "--set",
+            testset["set"], "--tokenized", short, short, "--output", testset["dir"] / "x")
+
+
+def test_plan_passes_the_tokenized_test_set_to_the_challenge_scores():
+    from phenomt.plan import Plan, load_config
+    from phenomt.plan.systems import ldd_corpus
+    from tests.conftest import ROOT
+
+    plan = Plan(load_config(ROOT / "config" / "config.yaml"))
+    testset = plan.systems.ldd_testsets[0]
+    tokenized = plan.systems.ldd_tokenized(testset)
+    corpus, direction = ldd_corpus(testset), plan.systems.direction(testset)
+    # what the parse and the aligner read
+    assert tokenized[0] == plan.ldd.parse_input(corpus, direction.split("-")[0])
+    assert tokenized == [plan.ldd.source(corpus, direction), plan.ldd.target(corpus, direction)]
+    assert set(tokenized) <= set(plan.systems.ldd_set_files(testset))
+    args = shlex.split(plan.systems.ldd_set_args(testset))
+    assert args[args.index("--tokenized") + 1:args.index("--tokenized") + 3] == tokenized
