@@ -111,6 +111,15 @@ class Score:
     def has_interval(self) -> bool:
         return self.low is not None and self.high is not None
 
+    @property
+    def errors(self) -> tuple[float, float]:
+        """Error-bar lengths below and above the value, never negative (matplotlib refuses
+        them): an interval that does not contain its value (a table marks it ‡) is drawn
+        from the value to its far end; no interval gives (0, 0)."""
+        if not self.has_interval:
+            return 0.0, 0.0
+        return max(0.0, self.value - self.low), max(0.0, self.high - self.value)
+
 
 def parse_number(cell: str | None) -> float | None:
     """A table cell as a number: ``None`` for an empty cell or a dash; "2.31x" and "53.5%"

@@ -201,8 +201,7 @@ def _bars(ax, placed: Sequence[tuple[float, Score | None]], colour: str, label: 
     shown = [(y, s) for y, s in placed if s is not None]
     if not shown:
         return
-    errors = [[s.value - s.low if s.has_interval else 0 for _, s in shown],
-              [s.high - s.value if s.has_interval else 0 for _, s in shown]]
+    errors = [[s.errors[0] for _, s in shown], [s.errors[1] for _, s in shown]]
     with_interval = any(s.has_interval for _, s in shown)
     bars = ax.barh([y for y, _ in shown], [s.value for _, s in shown], height=0.38,
                    color=colour, label=label, xerr=errors if with_interval else None,

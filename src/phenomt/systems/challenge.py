@@ -12,9 +12,10 @@ set's ``.ref`` is the tokenized reference, so only its length is checked). ``NAM
 
 For the full test set (the baseline every set is compared with) and for every set:
 
-- **BLEU** from sacreBLEU with its 95% bootstrap interval (:func:`phenomt.systems.scores.
-  significance`: sacreBLEU's own paired bootstrap, one system, the same seed for every set);
-  the sets are small, so the interval is what tells a real drop from noise;
+- **BLEU** from sacreBLEU with its 95% percentile interval (:func:`phenomt.systems.scores.
+  significance`: a sentence bootstrap of sacreBLEU's statistics, the same seed for every set,
+  clipped to 0-100, flagged when it does not contain the score); the sets are small, so the
+  interval is what tells a real drop from noise;
 - **RIBES** (:mod:`phenomt.core.metrics.ribes`, α = 0.25, β = 0.10) for the reordering sets
   and the full test set (the paper's Table 6), on sacreBLEU's tokens.
 
@@ -47,12 +48,12 @@ from phenomt.core.metrics.ribes import (
     sentence_ribes_scores,
 )
 from phenomt.systems.outputs import read_output, read_text
-from phenomt.systems.scores import CONFIDENCE, DEFAULT_SEED, significance
+from phenomt.systems.scores import CONFIDENCE, DEFAULT_SEED, INTERVAL_METHOD, significance
 
 SCHEMA = "phenomt.systems.ldd/1"
 REORDER = "reorder"
 FULL = "full"
-# sacreBLEU's interval is mean ± half-width: a constant bootstrap gives it rounding noise.
+# a bootstrap of identical sentences gives interval bounds equal to the score up to rounding
 TOLERANCE = 1e-6
 MIN_INTERVAL_SENTENCES = 10
 BINS_NOTE = "All = every instance; ≥k = an instance at distance ≥ k (words strictly between)"
@@ -105,7 +106,8 @@ def score_lines(hypotheses: Sequence[str], references: Sequence[str], *, tokeniz
         return entry
     bleu = significance(hypotheses, references, None, tokenize=tokenize, test="bs",
                         samples=samples, seed=seed, metrics=("bleu",))["bleu"]
-    entry["bleu"] = {key: bleu[key] for key in ("score", "mean", "ci_low", "ci_high",
+    entry["bleu"] = {key: bleu[key] for key in ("score", "ci_low", "ci_high",
+                                                 "ci_contains_score", "ci_reason",
                                                  "signature", "test_signature")}
     if ribes is not None:
         entry["ribes"] = ribes_record_of(mean_ribes(ribes), f"sacreBLEU's {tokenize} tokenizer")
@@ -164,8 +166,8 @@ def ldd_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
     return {"schema": SCHEMA, "testset": testset, "system": system, "kind": kind,
             "hypothesis": str(hyp), "reference": str(ref), "target_lang": target_lang,
             **output.summary(),
-            "test": {"name": "sacreBLEU paired bootstrap resampling (one system): the 95% "
-                             "interval", "samples": samples, "seed": seed,
+            "test": {"name": "sentence bootstrap of sacreBLEU's BLEU statistics: the 95% "
+                             "percentile interval", "samples": samples, "seed": seed,
                      "confidence": CONFIDENCE, "tokenize": tokenize,
-                     "source": "sacrebleu.significance.PairedTest"},
+                     "method": INTERVAL_METHOD},
             "kept_out": kept_out, FULL: full, "sets": scored}

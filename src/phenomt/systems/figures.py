@@ -75,14 +75,13 @@ def draw_redundancy(rows: Sequence[Mapping[str, str]], path: str | os.PathLike[s
         for _, kind, _ in systems:
             kinds_seen[kind or "kind not stated"] = KIND_COLOURS.get(kind, OTHER_COLOUR)
         values = [s.value for _, _, s in systems]
-        errors = [[s.value - s.low if s.has_interval else 0 for _, _, s in systems],
-                  [s.high - s.value if s.has_interval else 0 for _, _, s in systems]]
+        errors = [[s.errors[0] for _, _, s in systems], [s.errors[1] for _, _, s in systems]]
         ax.barh(range(len(systems)), values, color=colours, xerr=errors, capsize=2,
                 height=0.6, error_kw={"elinewidth": 0.8})
-        right = max(s.high if s.has_interval else s.value for _, _, s in systems)
+        right = max(s.value + s.errors[1] for _, _, s in systems)
         for y, (_, _, score) in enumerate(systems):
             # the value right of its interval, where no error bar crosses it
-            end = score.high if score.has_interval else score.value
+            end = score.value + score.errors[1]
             ax.text(end + right * 0.02, y, f"{score.value:.2f}", va="center", fontsize=7)
         ax.set_yticks(range(len(systems)), [name for name, _, _ in systems], fontsize=8)
         ax.set_title(testset, fontsize=9)

@@ -2,13 +2,19 @@
 
 **BLEU, chrF, TER** (the registered metrics that sacreBLEU computes,
 :mod:`phenomt.core.metrics`; BLEU and chrF unless ``metrics`` says otherwise) come from
-sacreBLEU, with their signatures. Confidence intervals and paired
-significance against a baseline system come from sacreBLEU's own tests
-(:class:`sacrebleu.significance.PairedTest`): paired bootstrap resampling (``bs``, Koehn 2004,
-as in Moses) or paired approximate randomization (``ar``, Riezler & Maxwell 2005, with a
-bootstrap interval beside it). The 95% interval is sacreBLEU's: the bootstrap mean ± half the
-width between the 2.5th and 97.5th percentiles. sacreBLEU seeds these from ``SACREBLEU_SEED``;
-the seed given here is set for the call only. Two deviations from a bare sacreBLEU call:
+sacreBLEU, with their signatures. The 95% interval is a percentile interval of a sentence
+bootstrap (:mod:`phenomt.core.metrics.resample`, the resampling every registered metric uses)
+of the sentence statistics sacreBLEU's own tests resample, clipped to the metric's range, and
+the record says whether it contains the score and, if not, why
+(:mod:`phenomt.systems.intervals`). sacreBLEU's own interval, the bootstrap mean ± half the
+width between the 2.5th and 97.5th percentiles, is not used: it is centred on the mean of the
+resampled scores, not on the score, and can leave the metric's range (BLEU 0.62 [-4.68, 30.59]
+with one 1 MB hypothesis line). Paired significance against a baseline system comes from
+sacreBLEU's own tests (:class:`sacrebleu.significance.PairedTest`): paired bootstrap resampling
+(``bs``, Koehn 2004, as in Moses) or paired approximate randomization (``ar``, Riezler &
+Maxwell 2005; its interval from ``ci_samples`` resamples). sacreBLEU seeds these from
+``SACREBLEU_SEED``; the seed given here is set for the call only, and seeds the interval's
+resamples. Two deviations from a bare sacreBLEU call:
 
 - a system whose hypotheses equal the baseline's line for line gets p = 1: sacreBLEU counts
   resampled differences *strictly* above the observed one, so a zero difference that can never
@@ -22,7 +28,8 @@ the *whole* reference of the test set (k = 10, Chinese 3), so every system of a 
 every subset of it share them; the exemption quotas M~ come from each line's source and
 reference. Case is kept. The settings, including the stopwords themselves, are stated in every
 record. Intervals are percentile intervals of a sentence bootstrap of the pooled ratios
-(:mod:`phenomt.core.metrics.resample`, the resampling every registered metric uses); two
+(:mod:`phenomt.core.metrics.resample`, the resampling every registered metric uses), clipped
+to 0-1 and checked to contain the ratio (:mod:`phenomt.systems.intervals`); two
 systems are compared with a paired sentence bootstrap (same resampled sentences for both; p
 from the centred bootstrap distribution of the difference) and
 a paired approximate randomization (:func:`phenomt.core.metrics.resample.paired_randomization`,
@@ -58,6 +65,7 @@ from phenomt.core.metrics.redundancy import (
     sentence_statistics,
 )
 from phenomt.core.text import tokenize as word_tokenize
+from phenomt.systems import intervals
 from phenomt.systems.outputs import (
     SystemOutput,
     apply_mask,
@@ -74,6 +82,8 @@ CI_SAMPLES = 1000
 ALPHA = 0.05
 CONFIDENCE = 0.95
 ALL_LINES = "all"
+INTERVAL_METHOD = ("percentile, multinomial sentence resampling "
+                   "(phenomt.core.metrics.resample), clipped to the score's range")
 
 
 # --------------------------------------------------------------------------- BLEU and chrF
@@ -107,22 +117,53 @@ def sacrebleu_keys() -> list[str]:
             if issubclass(metrics.METRICS[name], metrics.SacrebleuMetric)]
 
 
-def sacrebleu_metrics(tokenize: str = "13a", keys: Sequence[str] = METRIC_KEYS) -> dict:
-    """Our key -> the sacreBLEU object of the registered metric of that name, made fresh
-    (``tokenize`` goes to BLEU; the others keep their defaults), in the order given."""
+def registered_metrics(tokenize: str = "13a", keys: Sequence[str] = METRIC_KEYS
+                       ) -> dict[str, metrics.SacrebleuMetric]:
+    """Our key -> the registered metric of that name, made fresh (``tokenize`` goes to BLEU;
+    the others keep their defaults), in the order given."""
     known = sacrebleu_keys()
     unknown = [key for key in keys if key not in known]
     if unknown or not keys or len(set(keys)) != len(keys):
         raise ValueError(f"metrics are distinct names among {', '.join(known)}; "
                          f"got {list(keys)}")
     settings = {"bleu": {"tokenize": tokenize}}
-    return {key: metrics.get(key, **settings.get(key, {})).metric for key in keys}
+    return {key: metrics.get(key, **settings.get(key, {})) for key in keys}
 
 
-def _interval(mean: float | None, half: float | None) -> tuple[float | None, float | None]:
-    if mean is None or half is None:
-        return None, None
-    return float(mean - half), float(mean + half)
+def sacrebleu_metrics(tokenize: str = "13a", keys: Sequence[str] = METRIC_KEYS) -> dict:
+    """Our key -> the sacreBLEU object of the registered metric of that name, made fresh
+    (:func:`registered_metrics`), in the order given."""
+    return {key: metric.metric for key, metric in registered_metrics(tokenize, keys).items()}
+
+
+def test_signature(scorer, test: str, samples: int, ci_samples: int, seed: int) -> str:
+    """sacreBLEU's signature of a test as its ``PairedTest`` writes it: the metric's, with the
+    seed, the resamples (``bs``) or trials (``ar``) and, for ``ar``, the interval's
+    resamples."""
+    if not hasattr(scorer, "num_refs"):  # learnt from the first scoring; ours is always one
+        scorer.num_refs = 1
+    signature = scorer.get_signature()
+    signature.update("seed", str(seed))
+    signature.update(test, samples)
+    if test == "ar":
+        signature.update("bs", ci_samples)
+    return str(signature)
+
+
+def metric_interval(metric: metrics.Metric, key: str, hypotheses: Sequence[str],
+                    references: Sequence[str], *, samples: int, seed: int,
+                    confidence: float = CONFIDENCE) -> dict:
+    """The score of ``metric`` (registry key ``key``) and its percentile interval over
+    ``samples`` sentence resamples (:func:`phenomt.core.metrics.resample.bootstrap`, on the
+    sentence statistics sacreBLEU's own tests resample), clipped to the metric's range, with
+    whether it contains the score (:func:`phenomt.systems.intervals.checked_interval`)."""
+    stats = metric.statistics(hypotheses, references)
+    found = resample.bootstrap(stats, metric.score, samples=samples, seed=seed,
+                               confidence=confidence)
+    return {"score": found.value,
+            **intervals.checked_interval(found.value, found.low, found.high,
+                                         bounds=intervals.SCORE_RANGES[key], samples=samples,
+                                         confidence=confidence)}
 
 
 def significance(hypotheses: Sequence[str], references: Sequence[str],
@@ -130,8 +171,9 @@ def significance(hypotheses: Sequence[str], references: Sequence[str],
                  test: str = "bs", samples: int | None = None, ci_samples: int = CI_SAMPLES,
                  seed: int = DEFAULT_SEED, alpha: float = ALPHA,
                  metrics: Sequence[str] = METRIC_KEYS) -> dict[str, dict]:
-    """The ``metrics`` (sacreBLEU's, by registry name) of a system with sacreBLEU's 95%
-    interval and, given a baseline's hypotheses, its paired test against the baseline
+    """The ``metrics`` (sacreBLEU's, by registry name) of a system with a 95% percentile
+    interval (:func:`metric_interval`: ``samples`` resamples for ``bs``, ``ci_samples`` for
+    ``ar``) and, given a baseline's hypotheses, sacreBLEU's paired test against the baseline
     (``test``: ``bs`` or ``ar``)."""
     from sacrebleu.significance import PairedTest
 
@@ -139,38 +181,38 @@ def significance(hypotheses: Sequence[str], references: Sequence[str],
         raise ValueError(f"unknown test {test!r}; expected one of {', '.join(TESTS)}")
     _check_seed(seed)
     samples = samples or DEFAULT_SAMPLES[test]
+    resamples = samples if test == "bs" else ci_samples
     if len(hypotheses) != len(references) or (baseline is not None
                                               and len(baseline) != len(references)):
         raise ValueError("hypotheses, baseline and references differ in length")
-    scorers = sacrebleu_metrics(tokenize, metrics)
-    named = ([("baseline", list(baseline))] if baseline is not None else []) + [
-        ("system", list(hypotheses))]
+    registered = registered_metrics(tokenize, metrics)
+    found = {}
+    for key, metric in registered.items():
+        found[key] = {**metric_interval(metric, key, hypotheses, references,
+                                        samples=resamples, seed=seed),
+                      "signature": str(metric.metric.get_signature()),
+                      "test_signature": test_signature(metric.metric, test, samples,
+                                                       ci_samples, seed),
+                      "baseline_score": None, "difference": None, "p_value": None,
+                      "significant": None}
+    if baseline is None:
+        return found
+    scorers = {key: metric.metric for key, metric in registered.items()}
     with _sacrebleu_seed(seed):
-        tester = PairedTest(named, scorers, [list(references)], test_type=test,
-                            n_samples=samples,
-                            n_ar_confidence=ci_samples if test == "ar" else -1)
-        signatures, results = tester()
+        # the p-value only: its own interval (a mean ± half-width) is not used
+        tester = PairedTest([("baseline", list(baseline)), ("system", list(hypotheses))],
+                            scorers, [list(references)], test_type=test, n_samples=samples,
+                            n_ar_confidence=-1)
+        _, results = tester()
     # PairedTest keys its results by sacreBLEU's metric names (BLEU, chrF2), in our order.
     names = [name for name in results if name != "System"]
-    identical = baseline is not None and list(hypotheses) == list(baseline)
-    found = {}
+    identical = list(hypotheses) == list(baseline)
     for key, name in zip(scorers, names, strict=True):
-        mine = results[name][-1]
-        low, high = _interval(mine.mean, mine.ci)
-        entry = {"score": float(mine.score), "mean": None if mine.mean is None else
-                 float(mine.mean), "ci_low": low, "ci_high": high,
-                 "ci_halfwidth": None if mine.ci is None else float(mine.ci),
-                 "signature": str(scorers[key].get_signature()),
-                 "test_signature": str(signatures[name]),
-                 "baseline_score": None, "difference": None, "p_value": None,
-                 "significant": None}
-        if baseline is not None:
-            base = results[name][0]
-            p = 1.0 if identical else float(mine.p_value)
-            entry.update(baseline_score=float(base.score),
-                         difference=float(mine.score - base.score), p_value=p,
-                         significant=p < alpha)
-        found[key] = entry
+        mine, base = results[name][-1], results[name][0]
+        p = 1.0 if identical else float(mine.p_value)
+        found[key].update(baseline_score=float(base.score),
+                          difference=float(found[key]["score"] - base.score), p_value=p,
+                          significant=p < alpha)
     return found
 
 
@@ -238,7 +280,8 @@ def score_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
         "test": {"type": test, "name": TESTS[test], "samples": samples,
                  "ci_samples": samples if test == "bs" else CI_SAMPLES, "seed": seed,
                  "alpha": ALPHA, "confidence": CONFIDENCE,
-                 "source": "sacrebleu.significance.PairedTest"},
+                 "source": "sacrebleu.significance.PairedTest",
+                 "interval": INTERVAL_METHOD},
         "metrics": list(metrics), "main": subsets[0].name, "subsets": scored,
     }
 
@@ -300,21 +343,29 @@ def _statistics(results: Sequence[SentenceRedundancy]) -> np.ndarray:
 def bootstrap_ratios(results: Sequence[SentenceRedundancy], *, samples: int = 1000,
                      seed: int = DEFAULT_SEED, confidence: float = CONFIDENCE) -> dict:
     """Pooled CRR, DRR and CRR + DRR with percentile intervals of a sentence bootstrap
-    (:func:`phenomt.core.metrics.resample.bootstrap`, the resampling of every metric)."""
+    (:func:`phenomt.core.metrics.resample.bootstrap`, the resampling of every metric), clipped
+    to 0-1, each with whether it contains the ratio (``<measure>_ci_contains_score``) and,
+    if not, why (``<measure>_ci_reason``)."""
     pooled = pool(results).as_dict()
     found: dict = {key: pooled[key] for key in ("continuous", "discontinuous", "denominator",
                                                  "tokens", "scored_sentences",
                                                  "exempt_stopword", "exempt_multiple")}
     stats = _statistics(results)
-    intervals = {}
+    found_intervals = {}
     if len(stats) and stats[:, 2].sum() > 0:
-        intervals = resample.bootstrap_scores(stats, {m: measure_score(m) for m in MEASURES},
-                                              samples=samples, seed=seed,
-                                              confidence=confidence)
+        found_intervals = resample.bootstrap_scores(
+            stats, {m: measure_score(m) for m in MEASURES}, samples=samples, seed=seed,
+            confidence=confidence)
     for measure in MEASURES:
-        interval = intervals.get(measure)
+        interval = found_intervals.get(measure)
         found[measure] = None if interval is None else interval.value
-        found[f"{measure}_ci"] = None if interval is None else interval.as_list()
+        checked = intervals.checked_interval(
+            found[measure], *((interval.low, interval.high) if interval else (None, None)),
+            bounds=intervals.SCORE_RANGES[measure], samples=samples, confidence=confidence)
+        found[f"{measure}_ci"] = (None if checked["ci_low"] is None
+                                  else [checked["ci_low"], checked["ci_high"]])
+        found[f"{measure}_ci_contains_score"] = checked["ci_contains_score"]
+        found[f"{measure}_ci_reason"] = checked["ci_reason"]
     return found
 
 
@@ -323,8 +374,9 @@ def paired_redundancy_test(a: Sequence[SentenceRedundancy], b: Sequence[Sentence
                            seed: int = DEFAULT_SEED, confidence: float = CONFIDENCE,
                            alpha: float = ALPHA) -> dict:
     """System a against system b on the same sentences, per measure: the difference a - b of
-    the pooled ratios, its paired-bootstrap interval and p
-    (:func:`phenomt.core.metrics.resample.paired_bootstrap`), and the randomization p."""
+    the pooled ratios, its paired-bootstrap interval (clipped to -1..1, with whether it
+    contains the difference) and p (:func:`phenomt.core.metrics.resample.paired_bootstrap`),
+    and the randomization p."""
     if len(a) != len(b):
         raise ValueError(f"{len(a)} against {len(b)} sentences")
     stats_a, stats_b = _statistics(a), _statistics(b)
@@ -336,7 +388,13 @@ def paired_redundancy_test(a: Sequence[SentenceRedundancy], b: Sequence[Sentence
         compared = resample.paired_bootstrap(stats_a, stats_b, measure_score(measure),
                                              samples=samples, seed=seed,
                                              confidence=confidence)
+        checked = intervals.checked_interval(
+            compared.difference, compared.low, compared.high,
+            bounds=intervals.DIFFERENCE_RANGE, samples=samples, confidence=confidence)
         found[measure] = {**compared.as_dict(),
+                          "difference_ci": [checked["ci_low"], checked["ci_high"]],
+                          "difference_ci_contains_score": checked["ci_contains_score"],
+                          "difference_ci_reason": checked["ci_reason"],
                           "p_randomization": resample.paired_randomization(
                               stats_a, stats_b, measure_score(measure), trials=trials,
                               seed=seed),
@@ -411,8 +469,7 @@ def redundancy_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
             "mask": None if mask is None else str(mask),
             "settings": setup.settings,
             "bootstrap": {"samples": samples, "seed": seed, "confidence": CONFIDENCE,
-                          "method": "percentile, multinomial sentence resampling "
-                                    "(phenomt.core.metrics.resample)"},
+                          "method": INTERVAL_METHOD},
             "main": subsets[0].name, "subsets": scored}
 
 

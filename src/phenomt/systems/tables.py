@@ -23,6 +23,7 @@ from phenomt.core.metrics import base as metrics
 from phenomt.core.metrics import ltcr
 from phenomt.core.metrics.resample import ALPHA, Comparison
 from phenomt.core.tables import format_number, interval_cell
+from phenomt.systems import intervals
 from phenomt.systems.challenge import (
     BINS_NOTE,
     MIN_INTERVAL_SENTENCES,
@@ -110,9 +111,17 @@ def _metric_cells(entry: Mapping, key: str) -> dict[str, str | None]:
     found = entry.get(key)
     if found is None:
         return {f"{label} [95% CI]": None, f"Δ{label}": None, f"p ({label})": None}
-    return {f"{label} [95% CI]": interval_cell(found["score"], found["ci_low"],
-                                               found["ci_high"]),
+    return {f"{label} [95% CI]": intervals.mark(interval_cell(found["score"], found["ci_low"],
+                                                              found["ci_high"]), found),
             f"Δ{label}": format_number(found["difference"]), f"p ({label})": _p_cell(found)}
+
+
+def _metric_misses(records: Sequence[Mapping]) -> list[tuple[str, str]]:
+    """(which interval, why) of every metric interval that does not contain its score."""
+    return [(f"{record['testset']} {record['system']} {metrics.METRICS[key].label} "
+             f"({subset} lines)", found["ci_reason"])
+            for record, subset in _ordered(records) for key in record["metrics"]
+            if intervals.flagged(found := record["subsets"][subset].get(key))]
 
 
 def bleu_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str, str], dict]
@@ -149,9 +158,10 @@ def bleu_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str, str], d
                                for k in first["metrics"])
         notes.append(
             f"{testset} ({sizes}; reference {first['reference']}): baseline "
-            f"{first['baseline'] or 'none'}; {test['name']} from sacreBLEU ({test['samples']} "
-            f"samples, seed {test['seed']}); {signatures}, test signature "
-            f"`{main[first['metrics'][0]]['test_signature']}`.")
+            f"{first['baseline'] or 'none'}; p: {test['name']} from sacreBLEU ({test['samples']} "
+            f"samples, seed {test['seed']}); intervals: "
+            f"{intervals.describe(test['ci_samples'], test['seed'])}; {signatures}, test "
+            f"signature `{main[first['metrics'][0]]['test_signature']}`.")
         if first.get("mask") is not None:
             notes.append(f"{testset}: the main result is on the lines marked in "
                          f"{first['mask']} ({first['main']}); 'all' lines are secondary.")
@@ -159,6 +169,7 @@ def bleu_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str, str], d
         if empty:
             notes.append(f"{testset}: empty lines are scored as empty hypotheses: "
                          f"{', '.join(empty)}.")
+    notes += intervals.notes(_metric_misses(records))
     notes.append("README BLEU: the sysout README's score of the same file (one decimal).")
     return pd.DataFrame(rows), notes
 
@@ -174,8 +185,10 @@ def _comparison_cell(comparison: Mapping, subset: str) -> str | None:
             continue
         low, high = result["difference_ci"]
         marker = " *" if result["significant"] else ""
-        parts.append(f"Δ{label} {result['difference'] * 100:+.2f} [{low * 100:+.2f}, "
-                     f"{high * 100:+.2f}] p={result['p_bootstrap']:.4f}{marker}")
+        interval = intervals.mark(f"[{low * 100:+.2f}, {high * 100:+.2f}]", result,
+                                  "difference_ci")
+        parts.append(f"Δ{label} {result['difference'] * 100:+.2f} {interval} "
+                     f"p={result['p_bootstrap']:.4f}{marker}")
     return f"vs {comparison['b']}: " + "; ".join(parts)
 
 
@@ -195,14 +208,17 @@ def redundancy_table(records: Sequence[Mapping], comparisons: Sequence[Mapping],
         for measure, label in (("crr", "CRR %"), ("drr", "DRR %"),
                                ("redundancy", "CRR+DRR %")):
             ci = entry[f"{measure}_ci"] or [None, None]
-            row[f"{label} [95% CI]"] = interval_cell(entry[measure], ci[0], ci[1], 2, 100.0)
+            row[f"{label} [95% CI]"] = intervals.mark(
+                interval_cell(entry[measure], ci[0], ci[1], 2, 100.0), entry, f"{measure}_ci")
         row.update({"tokens": entry["tokens"], "empty lines": entry["empty_lines"],
                     "paired test": None if comparison is None
                     else _comparison_cell(comparison, subset),
                     "origin": info["origin"], "licence": info["licence"]})
         rows.append(row)
     notes = ["Ratios are pooled over sentences (sum of redundant tokens over sum of |Y| - 1) and "
-             "given in percent; intervals are percentile intervals of a sentence bootstrap."]
+             "given in percent; intervals are percentile intervals of a sentence bootstrap, "
+             f"clipped to 0-100%; {intervals.MARK} marks an interval that does not contain its "
+             "ratio (or difference)."]
     for testset in sorted({r["testset"] for r in records}):
         first = next(r for r in records if r["testset"] == testset)
         s, b = first["settings"], first["bootstrap"]
@@ -223,7 +239,28 @@ def redundancy_table(records: Sequence[Mapping], comparisons: Sequence[Mapping],
                          f"{name} {m}: {res['p_randomization']:.4f}"
                          for name, sub in c["subsets"].items()
                          for m, res in sub.items() if isinstance(res, Mapping)) + ".")
+    notes += intervals.notes(_redundancy_misses(records, comparisons))
     return pd.DataFrame(rows), notes
+
+
+_MEASURE_LABELS = (("crr", "CRR"), ("drr", "DRR"), ("redundancy", "CRR+DRR"))
+
+
+def _redundancy_misses(records: Sequence[Mapping], comparisons: Sequence[Mapping]
+                       ) -> list[tuple[str, str]]:
+    """(which interval, why) of every CRR/DRR interval, or paired difference's, that does not
+    contain its value."""
+    misses = [(f"{record['testset']} {record['system']} {label} ({subset} lines)",
+               entry[f"{measure}_ci_reason"])
+              for record, subset in _ordered(records)
+              for measure, label in _MEASURE_LABELS
+              if intervals.flagged(entry := record["subsets"][subset], f"{measure}_ci")]
+    misses += [(f"{c['testset']} Δ{label} {c['a']} - {c['b']} ({subset} lines)",
+                result["difference_ci_reason"])
+               for c in comparisons for subset, tested in c["subsets"].items()
+               for measure, label in _MEASURE_LABELS
+               if intervals.flagged(result := tested.get(measure), "difference_ci")]
+    return misses
 
 
 #: How the tables name the metric columns of an MQM record.
@@ -282,10 +319,12 @@ def mqm_table(record: Mapping, catalogue: Mapping[tuple[str, str], dict], testse
 
 # --------------------------------------------------------------------------- LDD sets
 
-def _ltcr_test_cell(baseline: str, tested: Comparison) -> str:
+def _ltcr_test_cell(baseline: str, tested: Comparison, checked: Mapping) -> str:
     marker = " *" if tested.significant() else ""
-    return (f"vs {baseline}: ΔL-All {100 * tested.difference:+.2f} [{100 * tested.low:+.2f}, "
-            f"{100 * tested.high:+.2f}] p={tested.p:.4f}{marker}")
+    interval = intervals.mark(f"[{100 * checked['ci_low']:+.2f}, {100 * checked['ci_high']:+.2f}]",
+                              checked)
+    return (f"vs {baseline}: ΔL-All {100 * tested.difference:+.2f} {interval} "
+            f"p={tested.p:.4f}{marker}")
 
 
 def _ltcr_paired(record: Mapping, path: str, base: Mapping, base_path: str, samples: int,
@@ -310,40 +349,55 @@ def ltcr_table(records: Mapping[tuple[str, str], tuple[Mapping, str]],
     ``calibration`` (the reference scored as a hypothesis) last in each test set.
     ``records`` maps (test set, system) to the record and its file."""
     rows = []
+    misses = []
     for testset in dict.fromkeys(t for t, _ in records):
         systems = [s for t, s in records if t == testset]
         baseline = baselines.get(testset)
         base = records.get((testset, baseline)) if baseline else None
         for system in sorted(systems, key=lambda name: name == calibration):
             record, path = records[(testset, system)]
-            low, high = record["intervals"]["l_all"] or (None, None)
-            tested = None
+            # the record's percentile interval, clipped to 0-1 and checked to hold L-All
+            bootstrap = record["intervals"]
+            checked = intervals.check_record_interval(record["l_all"], bootstrap["l_all"],
+                                                      "l_all", bootstrap["resamples"],
+                                                      bootstrap["level"])
+            tested = checked_test = None
             if base is not None and system not in (baseline, calibration):
                 tested = _ltcr_paired(record, path, *base, samples, seed)
+            if tested is not None:
+                checked_test = intervals.checked_interval(
+                    tested.difference, tested.low, tested.high,
+                    bounds=intervals.DIFFERENCE_RANGE, samples=samples)
             label = ("reference (calibration)" if system == calibration
                      else f"{system} (baseline)" if system == baseline else system)
+            misses += [(f"{testset} {label} {what}", found["ci_reason"])
+                       for what, found in (("L-All", checked), ("ΔL-All", checked_test))
+                       if intervals.flagged(found)]
             rows.append({"test set": testset, "system": label,
                          "documents": record["documents"], "sentences": record["sentences"],
-                         "L-All % [95% CI]": interval_cell(record["l_all"], low, high, 2,
-                                                           100.0),
+                         "L-All % [95% CI]": intervals.mark(
+                             interval_cell(record["l_all"], checked["ci_low"],
+                                           checked["ci_high"], 2, 100.0), checked),
                          "pairs": record["pairs_all"], "judged": record["judged_all"],
                          "unjudged": record["unjudged_all"],
-                         "paired test": _ltcr_test_cell(baseline, tested) if tested else None})
+                         "paired test": _ltcr_test_cell(baseline, tested, checked_test)
+                         if tested else None})
     first = next(iter(records.values()))[0]
-    intervals = first["intervals"]
+    bootstrap = first["intervals"]
     notes = ["L-All (Lei et al. 2024): of the pairs of occurrences of a repeated Chinese "
              "content word in one document, the share whose aligned English content words "
              "(lower-cased, stemmed) are the same, in %; a pair with an occurrence aligned to "
              "no content word is unjudged and left out.",
-             f"Intervals: {100 * intervals['level']:g}% percentile bootstrap over documents "
-             f"({intervals['resamples']} resamples, seed {intervals['seed']}); stemmer "
-             f"{first['stemmer']}.",
+             f"Intervals: {100 * bootstrap['level']:g}% percentile bootstrap over documents "
+             f"({bootstrap['resamples']} resamples, seed {bootstrap['seed']}), clipped to "
+             f"0-100%; {intervals.MARK} marks an interval that does not contain its L-All (or "
+             f"difference); stemmer {first['stemmer']}.",
              f"Paired test: L-All of the system minus the baseline's, paired bootstrap over "
              f"documents ({samples} samples, seed {seed}); * marks p < {ALPHA}.",
              "reference (calibration): the reference scored as a hypothesis. These test sets "
              "have no annotated chains, so its L-All is not 100%: the aligner's errors and the "
              "reference's own varied wording of repeats lower it. Read a system's L-All "
-             "against this row, not against 100%."]
+             "against this row, not against 100%.", *intervals.notes(misses)]
     return pd.DataFrame(rows), notes
 
 
@@ -379,7 +433,7 @@ def _ldd_bleu_cell(entry: Mapping, delta: bool = True) -> str | None:
     bleu = entry["bleu"]
     if bleu is None:
         return None
-    cell = interval_cell(bleu["score"], bleu["ci_low"], bleu["ci_high"])
+    cell = intervals.mark(interval_cell(bleu["score"], bleu["ci_low"], bleu["ci_high"]), bleu)
     if delta and entry.get("difference") is not None:
         cell += f" Δ{entry['difference']:+.2f}"
         if entry["below"] is None:
@@ -387,6 +441,16 @@ def _ldd_bleu_cell(entry: Mapping, delta: bool = True) -> str | None:
         else:
             cell += " ▼" if entry["below"] else " ▲" if entry["above"] else ""
     return cell
+
+
+def _ldd_misses(records: Sequence[Mapping], names: Sequence[str], full: bool
+                ) -> list[tuple[str, str]]:
+    """(which interval, why) of the BLEU intervals of the sets ``names`` (and, with ``full``,
+    of the full test set) that do not contain their BLEU."""
+    entries = [(r["system"], "full test set", r["full"]) for r in records if full]
+    entries += [(r["system"], name, r["sets"][name]) for name in names for r in records]
+    return [(f"{system} on {name}", entry["bleu"]["ci_reason"])
+            for system, name, entry in entries if intervals.flagged(entry["bleu"])]
 
 
 def _set_order(records: Sequence[Mapping]) -> list[str]:
@@ -457,9 +521,8 @@ def _ldd_notes(testset: str, records: Sequence[Mapping],
              "(resampling a handful of sentences understates the spread).",
              f"Distance bins: {BINS_NOTE}. Reordering set ≥d: a source and a reference token "
              "aligned at positions at least d apart.",
-             f"BLEU: sacreBLEU `{full['bleu']['signature']}`; interval: {test['name']} "
-             f"({test['samples']} samples, seed {test['seed']}; sacreBLEU's interval is the "
-             "bootstrap mean ± half the 2.5-97.5 percentile width). Δ = set − full test set."]
+             f"BLEU: sacreBLEU `{full['bleu']['signature']}`; intervals: "
+             f"{intervals.describe(test['samples'], test['seed'])}. Δ = set − full test set."]
     extraction = []
     if udpipe:
         extraction.append(f"lexical sets from the UDPipe parse of the source ({udpipe})")
@@ -500,7 +563,8 @@ def ldd_bleu_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str, str
                     f"at {', '.join(bin_title(b) for b in bins)} as in the paper's Table 4; "
                     "every bin in the by-distance table. 'below full test set': systems whose "
                     "set BLEU is lower; 'interval below': those whose whole interval is.")
-    return pd.DataFrame(rows), notes
+    shown = [row["set"] for row in rows[1:]]
+    return pd.DataFrame(rows), notes + intervals.notes(_ldd_misses(records, shown, True))
 
 
 def ldd_distance_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str, str], dict],
@@ -551,7 +615,8 @@ def ldd_distance_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str,
     # object columns: a count beside the ρ rows' empty cell stays a count
     frame = pd.DataFrame(rows, columns=["phenomenon", "distance", "sentences", *systems],
                          dtype=object)
-    return frame, notes
+    shown = [name for names in by_phenomenon.values() for name in names]
+    return frame, notes + intervals.notes(_ldd_misses(records, shown, False))
 
 
 def ldd_ribes_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str, str], dict],
