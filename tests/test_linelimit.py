@@ -123,3 +123,34 @@ def test_plan_passes_the_tokenized_test_set_to_the_challenge_scores():
     assert set(tokenized) <= set(plan.systems.ldd_set_files(testset))
     args = shlex.split(plan.systems.ldd_set_args(testset))
     assert args[args.index("--tokenized") + 1:args.index("--tokenized") + 3] == tokenized
+
+
+def test_a_1mb_hypothesis_line_gets_no_ribes_but_keeps_its_bleu(testset):
+    """nltk's RIBES refuses (or, older, takes hours over) a 500,000-token line: the line is left
+    out of the RIBES mean and named, and scored by BLEU as the rest."""
+    d = testset["dir"]
+    refs = REFS * 10
+    hyps = list(refs)
+    hyps[2] = HUGE.strip()  # line 3: every other line equals its reference
+    hyp = _write(d / "huge.en", hyps)
+    _write(d / "reorder.ge5.ids", ["1", "3", "4"])
+    _write(d / "reorder.ge5.ref", [refs[0], refs[2], refs[3]])
+    record = d / "H.ldd.json"
+    assert run("systems", "ldd-score", "--testset", "toy", "--system", "H", "--hyp", hyp,
+               "--ref", testset["ref"], "--target-lang", "en", "--set", testset["set"],
+               f"reorder.ge5={d / 'reorder.ge5'}", "--samples", "50", "--output",
+               record) == 0
+    saved = json.loads(record.read_text(encoding="utf-8"))
+    assert saved["ribes_unscored"] == [3]
+    # the other lines equal their references: RIBES 1 over them
+    assert saved["full"]["ribes"]["score"] == 1.0 and saved["full"]["ribes"]["unscored"] == 1
+    reorder = saved["sets"]["reorder.ge5"]
+    assert reorder["ribes"]["score"] == 1.0 and reorder["ribes"]["unscored"] == 1
+    # BLEU still scores line 3: far below 100 on the set holding it, within 0-100
+    assert 0.0 <= reorder["bleu"]["ci_low"] <= reorder["bleu"]["score"] < 100.0
+    md = d / "ribes.md"
+    assert run("table", "systems-ldd", "--kind", "ribes", "--records", record,
+               "--md", md, "--csv", d / "ribes.csv") == 0
+    assert ("RIBES leaves out the lines whose hypothesis or reference has over 1,000 tokens "
+            "(nltk's word alignment is super-linear in length); they stay in BLEU: H: line 3."
+            ) in md.read_text(encoding="utf-8")

@@ -17,7 +17,10 @@ For the full test set (the baseline every set is compared with) and for every se
   clipped to 0-100, flagged when it does not contain the score); the sets are small, so the
   interval is what tells a real drop from noise;
 - **RIBES** (:mod:`phenomt.core.metrics.ribes`, α = 0.25, β = 0.10) for the reordering sets
-  and the full test set (the paper's Table 6), on sacreBLEU's tokens.
+  and the full test set (the paper's Table 6), on sacreBLEU's tokens. A line whose hypothesis
+  or reference has more than :data:`~phenomt.core.linelimit.MAX_TOKENS` tokens gets no RIBES
+  (nltk's word alignment is super-linear in length and refuses 2,000 tokens): the mean leaves
+  it out, and the record names it (``ribes_unscored``, each entry's ``ribes.unscored``).
 
 Δ = set − full test set; ``below`` (``above``) says whether the whole interval of the set lies
 below (above) the full test set's BLEU. A set of fewer than :data:`MIN_INTERVAL_SENTENCES`
@@ -39,7 +42,7 @@ from dataclasses import dataclass
 from phenomt.core.bins import parse_bin
 from phenomt.core.io import InputError, read_lines
 from phenomt.core.lineids import read_ids, select_lines
-from phenomt.core.linelimit import kept_out_of_files
+from phenomt.core.linelimit import kept_out_of_files, over_limit
 from phenomt.core.metrics.bleu import default_tokenizer
 from phenomt.core.metrics.ribes import (
     mean_ribes,
@@ -97,8 +100,26 @@ def _check_set_reference(selected: Sequence[str], path: str, lines: bool = True)
                                    f"{want!r} against {got!r}", number)
 
 
+def sentence_ribes(hypotheses: Sequence[str], references: Sequence[str], tokenize: str
+                   ) -> tuple[list[float | None], list[int]]:
+    """Sentence RIBES of every line, None for a line whose hypothesis or reference is over the
+    length limit, and the 1-based numbers of those lines."""
+    hyp_tokens, ref_tokens = ribes_tokens(hypotheses, tokenize), ribes_tokens(references,
+                                                                               tokenize)
+    unscored = [n for n, (h, r) in enumerate(zip(hyp_tokens, ref_tokens, strict=True), start=1)
+                if over_limit(h) or over_limit(r)]
+    skip = set(unscored)
+    scored = [n for n in range(1, len(hyp_tokens) + 1) if n not in skip]
+    found: list[float | None] = [None] * len(hyp_tokens)
+    for n, score in zip(scored, sentence_ribes_scores([hyp_tokens[n - 1] for n in scored],
+                                                      [ref_tokens[n - 1] for n in scored]),
+                        strict=True):
+        found[n - 1] = score
+    return found, unscored
+
+
 def score_lines(hypotheses: Sequence[str], references: Sequence[str], *, tokenize: str,
-                ribes: Sequence[float] | None, samples: int, seed: int) -> dict:
+                ribes: Sequence[float | None] | None, samples: int, seed: int) -> dict:
     """Sentences, BLEU with its interval and, given their sentence RIBES scores, RIBES of
     selected lines."""
     entry: dict = {"sentences": len(hypotheses), "bleu": None, "ribes": None}
@@ -109,8 +130,11 @@ def score_lines(hypotheses: Sequence[str], references: Sequence[str], *, tokeniz
     entry["bleu"] = {key: bleu[key] for key in ("score", "ci_low", "ci_high",
                                                  "ci_contains_score", "ci_reason",
                                                  "signature", "test_signature")}
-    if ribes is not None:
-        entry["ribes"] = ribes_record_of(mean_ribes(ribes), f"sacreBLEU's {tokenize} tokenizer")
+    scored = None if ribes is None else [score for score in ribes if score is not None]
+    if scored:
+        entry["ribes"] = {**ribes_record_of(mean_ribes(scored), f"sacreBLEU's {tokenize} "
+                                                                 "tokenizer"),
+                          "unscored": len(ribes) - len(scored)}
     return entry
 
 
@@ -138,8 +162,7 @@ def ldd_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
     tokenize = tokenize or default_tokenizer(target_lang)
     settings = {"tokenize": tokenize, "samples": samples, "seed": seed}
     # sentence RIBES once: the reordering set's lines are test-set lines
-    ribes = sentence_ribes_scores(ribes_tokens(output.lines, tokenize),
-                                  ribes_tokens(references, tokenize))
+    ribes, ribes_unscored = sentence_ribes(output.lines, references, tokenize)
     full = score_lines(output.lines, references, ribes=ribes, **settings)
     full_bleu = full["bleu"]["score"] if full["bleu"] else None
     scored = {}
@@ -170,4 +193,5 @@ def ldd_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
                              "percentile interval", "samples": samples, "seed": seed,
                      "confidence": CONFIDENCE, "tokenize": tokenize,
                      "method": INTERVAL_METHOD},
-            "kept_out": kept_out, FULL: full, "sets": scored}
+            "kept_out": kept_out, "ribes_unscored": ribes_unscored, FULL: full,
+            "sets": scored}

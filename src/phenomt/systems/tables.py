@@ -18,7 +18,7 @@ from pathlib import Path
 from phenomt.core.bins import bin_order, bin_title, parse_bin
 from phenomt.core.io import InputError
 from phenomt.core.lazy import pandas as pd
-from phenomt.core.linelimit import kept_out_note
+from phenomt.core.linelimit import MAX_TOKENS, kept_out_note, name_lines
 from phenomt.core.metrics import base as metrics
 from phenomt.core.metrics import ltcr
 from phenomt.core.metrics.resample import ALPHA, Comparison
@@ -654,4 +654,10 @@ def ldd_ribes_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str, st
     notes.insert(1, "Cell: RIBES (0-1, the mean over sentences of NKT · P1^α · BP^β) and Δ "
                     "against the full test set (first row).")
     notes += [f"RIBES: {d}." for d in sorted(described)]
+    unscored = [f"{r['system']}: {name_lines(r['ribes_unscored'])}" for r in records
+                if r.get("ribes_unscored")]
+    if unscored:
+        notes.append(f"RIBES leaves out the lines whose hypothesis or reference has over "
+                     f"{MAX_TOKENS:,} tokens (nltk's word alignment is super-linear in length); "
+                     f"they stay in BLEU: {'; '.join(unscored)}.")
     return pd.DataFrame(rows), notes
