@@ -261,6 +261,10 @@ def test_evaluate_any_test_set_outside_the_checkout_without_the_venv_on_path(tmp
     assert result.returncode == 0, result.stderr[-3000:]
     out = tmp_path / "eval"
     lines = result.stdout.splitlines()
+    # quiet: the summary and the paths; Snakemake's log is in the outdir
+    assert len(lines) + len(result.stderr.splitlines()) <= 30, result.stdout + result.stderr
+    assert result.stderr.startswith("40 of 40 jobs run in ")
+    assert "localrule systems_score:" in (out / "snakemake.log").read_text("utf-8")
     assert lines[0].startswith("newstest2021.de-en: 1000 lines, baseline VolcTrans-AT")
     summary = {line.split(":")[0].strip(): line for line in lines[1:3]}
     assert set(summary) == {"VolcTrans-AT", "VolcTrans-GLAT"}
@@ -280,8 +284,7 @@ def test_evaluate_any_test_set_outside_the_checkout_without_the_venv_on_path(tmp
     # one more system: only its own jobs (and the tables) run
     again = _evaluate(tmp_path, mirror, "Online-B")
     assert again.returncode == 0, again.stderr[-3000:]
-    ran = [line.split()[-1].rstrip(":") for line in again.stderr.splitlines()
-           if line.startswith(("rule ", "localrule "))]
+    ran = _ran(out)
     assert ran.count("systems_score") == 1 and ran.count("systems_redundancy") == 1
     assert ran.count("systems_ldd_score") == 1
     assert not {"align_train", "parse", "ldd_extract_lexical"} & set(ran)
@@ -383,10 +386,27 @@ def test_evaluate_docids_scores_ltcr_of_zh_en_outputs_and_the_reference(tmp_path
     # one more system: only its own jobs (its LTCR among them) and the tables run
     again = _evaluate_ted(tmp_path, mirror, "DIDI-NLP")
     assert again.returncode == 0, again.stderr[-3000:]
-    ran = [line.split()[-1].rstrip(":") for line in again.stderr.splitlines()
-           if line.startswith(("rule ", "localrule "))]
+    ran = _ran(tmp_path / "eval")
     assert ran.count("systems_ltcr") == 1 and ran.count("systems_score") == 1
     assert "table_systems_ltcr" in ran
     assert not {"systems_ltcr_layout", "systems_ltcr_align_train", "corpus_docids",
                 "prepare_corpus", "systems_tokenize"} & set(ran)
     assert "DIDI-NLP:" in again.stdout and "reference (calibration):" in again.stdout
+
+    # other document ids (the first two talks as one) with an older file time: LTCR again
+    ids = (tmp_path / "ted" / "ted.docids").read_text("utf-8").splitlines()
+    first_two = list(dict.fromkeys(ids))[:2]
+    merged = "".join(f"{first_two[0] if i in first_two else i}\n" for i in ids)
+    (tmp_path / "ted" / "ted.docids").write_text(merged, encoding="utf-8")
+    os.utime(tmp_path / "ted" / "ted.docids", (1_577_836_800, 1_577_836_800))
+    third = _evaluate_ted(tmp_path, mirror, "DIDI-NLP")
+    assert third.returncode == 0, third.stderr[-3000:]
+    assert "LTCR on 3 documents" in third.stdout.splitlines()[0]
+    assert _ran(tmp_path / "eval").count("systems_ltcr") == 4  # three systems, the reference
+
+
+def _ran(outdir: Path) -> list[str]:
+    """The rules of the jobs the last run in ``outdir`` started, from its log."""
+    log = (outdir / "snakemake.log").read_text("utf-8").splitlines()
+    return [line.split()[-1].rstrip(":") for line in log
+            if line.startswith(("rule ", "localrule "))]

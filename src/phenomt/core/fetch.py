@@ -80,8 +80,9 @@ def fetch(dest: str | os.PathLike[str], url: str | None, sha256: str | None = No
         log.info("mirror has no %s; downloading", mirror_path)
     if local:
         raise InputError(mirror_path, "no such file (a local file the config names)")
-    where = (f"the mirror {mirror} has no {mirror_path}" if mirror is not None
-             else "no mirror is configured")
+    where = ("no mirror is configured" if mirror is None
+             else f"the mirror {mirror} has no {mirror_path}" if mirror_path
+             else f"the mirror {mirror} does not hold it")
     holds = f" that holds {mirror_path}" if mirror_path else ""
     give = (f"give a mirror{holds} (--mirror DIR, PHENOMT_MIRROR=DIR or the config's "
             "mirror)")

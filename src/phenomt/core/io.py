@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import tempfile
+import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
@@ -105,12 +106,22 @@ def open_binary(path: str | os.PathLike[str]) -> IO[bytes]:
     return gzip.open(p, "rb") if magic == b"\x1f\x8b" else open(p, "rb")
 
 
+@contextlib.contextmanager
+def _gzip_errors(path: str | os.PathLike[str]) -> Iterator[None]:
+    """A damaged gzip file (recognised by its first two bytes) as an InputError."""
+    try:
+        yield
+    except (EOFError, gzip.BadGzipFile, zlib.error) as err:
+        raise InputError(path, f"starts like a gzip file but cannot be read as one ({err})"
+                         ) from None
+
+
 def iter_lines(path: str | os.PathLike[str]) -> Iterator[str]:
     """Yield the lines of a UTF-8 text file (``.gz`` allowed) without their line ending.
 
     Invalid UTF-8 raises :class:`InputError` naming the file and the 1-based line.
     """
-    with open_binary(path) as handle:
+    with _gzip_errors(path), open_binary(path) as handle:
         for number, raw in enumerate(handle, start=1):
             try:
                 text = raw.decode("utf-8")
@@ -133,12 +144,12 @@ def read_text(path: str | os.PathLike[str]) -> list[str]:
     a UTF-8 byte-order mark, and a carriage return (CRLF or old-Mac CR endings, which would
     otherwise hide in the last token of a line); and invalid UTF-8.
 
-    The strict reader of files that are compared line by line (system outputs, references).
-    ``phenomt.systems.outputs.read_text`` reads, and words its errors, the same way
-    (``tests/test_score_inputs.py`` holds the two to it); it may become this one.
+    The strict reader of files that are compared line by line (system outputs, references,
+    the inputs of ``phenomt score`` and ``phenomt evaluate``). A file that starts like gzip
+    but is damaged or cut short is refused too.
     """
     lines = []
-    with open_binary(path) as handle:
+    with _gzip_errors(path), open_binary(path) as handle:
         for number, raw in enumerate(handle, start=1):
             if number == 1 and raw.startswith(_BOM):
                 raise InputError(path, "starts with a UTF-8 byte-order mark; remove it", 1)

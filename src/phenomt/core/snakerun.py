@@ -131,13 +131,29 @@ def _stop(child: subprocess.Popen) -> None:
             continue
 
 
-def failures(log: Path, workdir: Path, limit: int = 3) -> list[str]:
-    """One line per failed job of a Snakemake log: the rule, the job's own error line (the
-    last ``error:`` line, else the last line of its log) and the log's path (relative paths
-    are relative to ``workdir``, Snakemake's ``--directory``). Without a failed job (the
-    workflow itself failed), Snakemake's own last error line."""
+@dataclass(frozen=True)
+class Failure:
+    """A failed job (its rule, its own error line and its log) or, with no rule, the
+    workflow's own error."""
+
+    rule: str | None
+    message: str
+    log: Path | None
+
+    def line(self, hint: str = "") -> str:
+        """``fetch failed: <its error><hint> (log: <path>)``."""
+        where = f" (log: {self.log})" if self.log else ""
+        head = f"{self.rule} failed: " if self.rule else ""
+        return f"{head}{self.message}{hint}{where}"
+
+
+def failures(log: Path, workdir: Path, limit: int = 3) -> list[Failure]:
+    """The failed jobs of a Snakemake log (at most ``limit``), each with the job's own error
+    line (see :func:`job_error`) and its log (relative paths are relative to ``workdir``,
+    Snakemake's ``--directory``). Without a failed job (the workflow itself failed),
+    Snakemake's own last error line."""
     text = log.read_text(encoding="utf-8", errors="replace").splitlines()
-    found: list[str] = []
+    found: list[Failure] = []
     rule = None
     for line in text:
         if match := _ERROR_RULE.match(line):
@@ -146,12 +162,12 @@ def failures(log: Path, workdir: Path, limit: int = 3) -> list[str]:
             job_log = Path(match[1].split()[0])
             if not job_log.is_absolute():
                 job_log = workdir / job_log
-            found.append(f"{rule} failed: {job_error(job_log)} (log: {job_log})")
+            found.append(Failure(rule, job_error(job_log), job_log))
             rule = None
     if found:
         return found[:limit]
     errors = [line.strip() for line in text if _is_error(line)]
-    return [errors[-1] if errors else f"snakemake failed (log: {log})"]
+    return [Failure(None, errors[-1] if errors else "snakemake failed", log)]
 
 
 def _is_error(line: str) -> bool:
@@ -171,3 +187,13 @@ def job_error(path: Path) -> str:
         if "error:" in line and line.startswith("phenomt"):
             return line.split("error:", 1)[1].strip()
     return lines[-1] if lines else "no output"
+
+
+def print_failures(logs: str | Sequence[str], stream: TextIO | None = None) -> None:
+    """Print :func:`failures` of a Snakemake run's log file(s) (its ``onerror`` handler's
+    ``log``), relative paths taken from the working folder."""
+    stream = stream or sys.stderr
+    for log in [logs] if isinstance(logs, str) else list(logs):
+        if Path(log).is_file():
+            for failure in failures(Path(log), Path.cwd()):
+                print(f"phenomt: error: {failure.line()}", file=stream)

@@ -492,9 +492,9 @@ def _evaluate(args: argparse.Namespace) -> int:
         print(f"phenomt: {INTERRUPTED}", file=sys.stderr)
         return 130
     if result.returncode != 0:
-        for line in snakerun.failures(log, outdir):
-            print(f"phenomt: error: {line}{_way_out(line, request)}", file=sys.stderr)
-        print(f"phenomt: the whole log: {log}", file=sys.stderr)
+        for failure in snakerun.failures(log, outdir):
+            print(f"phenomt: error: {failure.line(_way_out(failure, request))}",
+                  file=sys.stderr)
         return 1
     progress = result.progress
     print(f"{progress.done} of {progress.total or 0} jobs run in "
@@ -503,12 +503,11 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _way_out(line: str, request: Request) -> str:
-    """What to do about a download that failed: where a mirror is given, and what skips it."""
-    if not line.startswith(("fetch ", "fetch_tree ")):
-        return ""
-    skip = ", or skip the challenge sets with --no-ldd" if request.ldd else ""
-    return f" (give a mirror with --mirror DIR or PHENOMT_MIRROR=DIR{skip})"
+def _way_out(failure: snakerun.Failure, request: Request) -> str:
+    """A download's own error says how to give a mirror; here, what else skips it."""
+    if failure.rule in ("fetch", "fetch_tree") and request.ldd:
+        return "; or skip the challenge sets with --no-ldd"
+    return ""
 
 
 def _print_summary(plan: Plan, request: Request, outdir: Path, lines: int,
