@@ -167,3 +167,24 @@ def test_a_resource_that_cannot_be_fetched_ends_with_one_line(de_en):
     for way_out in ("--mirror DIR", "PHENOMT_MIRROR=DIR", "--no-ldd"):
         assert way_out in lines[0]
     assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_the_workflow_ends_a_failed_download_with_its_way_out(tmp_path, monkeypatch):
+    """`make run` (Snakemake on a config) prints the same line after Snakemake's report."""
+    from tests.conftest import TINY_CONFIG, run_snakemake, tiny_workdir
+
+    workdir = tiny_workdir(tmp_path / "run")
+    empty = tmp_path / "empty-mirror"
+    empty.mkdir()
+    monkeypatch.setenv("PHENOMT_MIRROR", str(empty))
+    monkeypatch.setenv("https_proxy", "http://127.0.0.1:9")
+    monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")
+    result = run_snakemake("resources/downloads/udpipe.german-gsd-2.5", "--cores", "1",
+                           "--configfile", str(TINY_CONFIG), cwd=workdir, timeout=300)
+    assert result.returncode == 1
+    ours = [ln for ln in result.stderr.splitlines() if ln.startswith("phenomt: error:")]
+    assert len(ours) == 1, result.stderr[-3000:]
+    assert "udpipe.german-gsd-2.5: cannot be fetched from https://lindat" in ours[0]
+    assert "PHENOMT_MIRROR=DIR" in ours[0]
+    # after Snakemake's own report: among the last lines of the run
+    assert ours[0] in result.stderr.splitlines()[-8:]
