@@ -340,6 +340,7 @@ def summary_lines(plan: Plan, testset: str, root: Path) -> list[str]:
         main = scored["subsets"][scored["main"]]
         parts = [f"{metrics.METRICS[k].label} {main[k]['score']:.2f} "
                  f"[{main[k]['ci_low']:.2f}, {main[k]['ci_high']:.2f}]"
+                 + (f" ({main[k]['ci_reason']})" if main[k].get("ci_reason") else "")
                  for k in scored["metrics"]]
         redundancy = load_json(root / plan.systems.redundancy_json(testset, system))
         red = redundancy["subsets"][redundancy["main"]]
