@@ -190,3 +190,86 @@ def test_randomization_finds_a_consistent_difference():
     assert resample.paired_randomization(a, b, RATIO, trials=999, seed=2) == 1 / 1000
     with pytest.raises(ValueError, match="200 against 199"):
         resample.paired_randomization(a, b[:-1], RATIO)
+
+
+# --------------------------------------------------------------------------- designs, families
+
+def test_holm_adjusts_within_the_family_and_skips_untested():
+    from phenomt.core.metrics.resample import holm
+
+    # sorted 0.01, 0.03, 0.04 of m = 3: 3 x 0.01, max(0.03, 2 x 0.03), max(0.06, 1 x 0.04)
+    assert holm([0.01, 0.04, 0.03, None]) == pytest.approx([0.03, 0.06, 0.06, None])
+    assert holm([0.5, 0.9]) == [1.0, 1.0]  # capped at 1
+    assert holm([]) == [] and holm([None]) == [None]
+
+
+def test_cluster_weights_keep_a_cluster_together():
+    from phenomt.core.metrics.resample import cluster_weights
+
+    weights = cluster_weights(["s1", "s2", "s1", "s2", "s3"], samples=50, seed=3)
+    assert weights.shape == (50, 5)
+    assert (weights[:, 0] == weights[:, 2]).all() and (weights[:, 1] == weights[:, 3]).all()
+    # three clusters drawn three times: the draw counts of s1, s2, s3 add up to 3
+    assert (weights[:, 0] + weights[:, 1] + weights[:, 4] == 3).all()
+
+
+def test_hierarchical_weights_are_products_of_seed_and_sentence_draws():
+    from phenomt.core.metrics.resample import hierarchical_weights, resample_weights
+
+    weights = hierarchical_weights(2, 3, samples=20, seed=7)
+    seeds, sentences = resample_weights(2, 20, 7), resample_weights(3, 20, 8)
+    assert weights.shape == (20, 6)
+    assert weights[5, 1 * 3 + 2] == seeds[5, 1] * sentences[5, 2]
+    assert (weights.sum(axis=1) == 6).all()  # 2 seeds x 3 sentences drawn
+
+
+def test_bootstrap_equivalence_reads_both_tails_against_the_margin():
+    from phenomt.core.metrics.resample import Comparison, bootstrap_equivalence
+
+    inside = Comparison(1, 1, 0.0, -0.4, 0.4, 1.0, spread=np.linspace(-0.5, 0.5, 99))
+    assert bootstrap_equivalence(inside, 1.0).p == pytest.approx(1 / 100)
+    assert bootstrap_equivalence(inside, 1.0).shown()
+    # 50 of 99 resampled differences at or above +0.25: p = (1 + 50) / 100
+    wide = Comparison(1, 1, 0.25, 0, 0.5, 1.0, spread=np.array([0.0] * 49 + [0.5] * 50))
+    assert bootstrap_equivalence(wide, 0.25).p == pytest.approx(51 / 100)
+    assert not bootstrap_equivalence(wide, 0.25).shown()
+    with pytest.raises(ValueError, match="margin must be positive"):
+        bootstrap_equivalence(inside, 0)
+
+
+def test_seed_equivalence_is_two_one_sided_t_tests():
+    from scipy.stats import t
+
+    from phenomt.core.metrics.resample import seed_equivalence
+
+    # differences 0.1, -0.1, 0: mean 0, se 0.1 / sqrt(3); p = P(T_2 > 1 / se)
+    close = seed_equivalence([10.1, 9.9, 10.0], [10.0, 10.0, 10.0], 1.0)
+    assert close.p == pytest.approx(t.sf(1 / (0.1 / np.sqrt(3)), 2)) and close.shown()
+    far = seed_equivalence([12.0, 12.1, 11.9], [10.0, 10.0, 10.0], 1.0)
+    assert far.p > 0.99 and not far.shown()
+    assert seed_equivalence([1.0], [1.0], 1.0).p == 1.0  # one seed proves nothing
+
+
+def test_significance_clusters_cut_only_where_everything_above_beats_everything_below():
+    from phenomt.core.metrics.resample import significance_clusters
+
+    scores = {"A": 30.0, "B": 29.5, "C": 20.0, "D": 19.0}
+    wins = {("A", "C"), ("A", "D"), ("B", "C"), ("B", "D")}
+    assert significance_clusters(scores, lambda x, y: (x, y) in wins) == [["A", "B"],
+                                                                          ["C", "D"]]
+    # B is not above D: no cut can separate B from D, so all four share a cluster
+    wins.discard(("B", "D"))
+    assert significance_clusters(scores, lambda x, y: (x, y) in wins) == [["A", "B", "C",
+                                                                           "D"]]
+
+
+def test_interval_methods_percentile_and_sacrebleu():
+    from phenomt.core.metrics.resample import interval_of
+
+    values = np.arange(40, dtype=float)
+    # sacreBLEU: sorted, 1/40 from each end (indices 1 and 38): mean 19.5 +- 18.5
+    assert interval_of(values, "sacrebleu") == pytest.approx((1.0, 38.0))
+    assert interval_of(values, "percentile") == pytest.approx(
+        tuple(np.percentile(values, [2.5, 97.5])))
+    with pytest.raises(ValueError, match="unknown interval method"):
+        interval_of(values, "normal")

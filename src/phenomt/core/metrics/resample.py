@@ -14,7 +14,7 @@ trained models per setting) the paired test is Student's paired t-test (scipy).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,8 @@ class Comparison:
     low: float
     high: float
     p: float
+    #: the resampled differences (for an equivalence test); not part of the record
+    spread: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def significant(self, alpha: float = ALPHA) -> bool:
         return self.p < alpha
@@ -147,15 +149,8 @@ def paired_bootstrap(stats_a: Sequence | np.ndarray, stats_b: Sequence | np.ndar
     a, b = _statistics(stats_a), _statistics(stats_b)
     if len(a) != len(b):
         raise ValueError(f"paired test on {len(a)} against {len(b)} sentences")
-    weights = resample_weights(len(a), samples, seed)
-    score_a, score_b = score(a.sum(axis=0)), score(b.sum(axis=0))
-    observed = score_a - score_b
-    spread = _scores(weights, a, score) - _scores(weights, b, score)
-    spread = spread[np.isfinite(spread)]
-    low, high = _percentiles(spread, confidence)
-    centred = spread - spread.mean() if len(spread) else spread
-    p = float((1 + np.sum(np.abs(centred) >= abs(observed))) / (len(spread) + 1))
-    return Comparison(float(score_a), float(score_b), float(observed), low, high, p)
+    return paired_test(a, b, score, resample_weights(len(a), samples, seed),
+                       confidence=confidence)
 
 
 def paired_randomization(stats_a: Sequence | np.ndarray, stats_b: Sequence | np.ndarray,
@@ -223,3 +218,160 @@ def paired_seed_test(a: Sequence[float], b: Sequence[float]) -> SeedTest:
     ddof = 1 if len(x) > 1 else 0
     return SeedTest(float(x.mean()), float(y.mean()), float(x.std(ddof=ddof)),
                     float(y.std(ddof=ddof)), float(diff.mean()), p, len(x))
+
+
+# --------------------------------------------------------------------------- designs
+
+def cluster_weights(clusters: Sequence[Any], samples: int = DEFAULT_SAMPLES,
+                    seed: int = DEFAULT_SEED) -> np.ndarray:
+    """``samples`` x ``len(clusters)`` weights of a cluster bootstrap: the clusters (the
+    distinct labels, e.g. a source sentence translated by several seeds, or a document) are
+    drawn with replacement and every unit gets its cluster's draw count. Units of one cluster
+    are never separated, so their correlation widens the interval as it should."""
+    labels, index = np.unique(np.asarray(clusters, dtype=object).astype(str),
+                              return_inverse=True)
+    return resample_weights(len(labels), samples, seed)[:, index]
+
+
+def hierarchical_weights(groups: int, units: int, samples: int = DEFAULT_SAMPLES,
+                         seed: int = DEFAULT_SEED) -> np.ndarray:
+    """Weights of a two-level bootstrap over ``groups`` (training seeds) and ``units``
+    (sentences) for rows stacked group by group (row ``g * units + j``): each resample draws
+    the groups with replacement and, independently, the sentences; a row's weight is the
+    product of the two counts. Its spread covers both the variation between training runs
+    and between test sentences."""
+    if groups < 1:
+        raise ValueError("cannot resample no groups")
+    outer = resample_weights(groups, samples, seed)
+    inner = resample_weights(units, samples, seed + 1)
+    return (outer[:, :, None] * inner[:, None, :]).reshape(samples, groups * units)
+
+
+def paired_test(stats_a: Sequence | np.ndarray, stats_b: Sequence | np.ndarray, score: Score,
+                weights: np.ndarray, *, confidence: float = CONFIDENCE) -> Comparison:
+    """:func:`paired_bootstrap` with given resample weights (a cluster or hierarchical design,
+    or weights shared with other comparisons of the same test set)."""
+    a, b = _statistics(stats_a), _statistics(stats_b)
+    if len(a) != len(b) or weights.shape[1] != len(a):
+        raise ValueError(f"paired test on {len(a)} against {len(b)} rows with weights for "
+                         f"{weights.shape[1]}")
+    score_a, score_b = score(a.sum(axis=0)), score(b.sum(axis=0))
+    observed = score_a - score_b
+    spread = _scores(weights, a, score) - _scores(weights, b, score)
+    spread = spread[np.isfinite(spread)]
+    low, high = _percentiles(spread, confidence)
+    centred = spread - spread.mean() if len(spread) else spread
+    p = float((1 + np.sum(np.abs(centred) >= abs(observed))) / (len(spread) + 1))
+    return Comparison(float(score_a), float(score_b), float(observed), low, high, p,
+                      spread=spread)
+
+
+# --------------------------------------------------------------------------- several tests
+
+def holm(pvalues: Sequence[float | None]) -> list[float | None]:
+    """Holm's step-down adjustment of the p-values of one family of tests (None: not
+    tested, left out of the family). Adjusted p_(i) = max over j <= i of
+    min(1, (m - j + 1) p_(j)) in ascending order; it controls the family-wise error rate
+    under any dependence between the tests."""
+    tested = [(p, i) for i, p in enumerate(pvalues) if p is not None]
+    m = len(tested)
+    adjusted: list[float | None] = [None] * len(pvalues)
+    running = 0.0
+    for rank, (p, index) in enumerate(sorted(tested)):
+        running = max(running, min(1.0, (m - rank) * p))
+        adjusted[index] = running
+    return adjusted
+
+
+# --------------------------------------------------------------------------- equivalence
+
+@dataclass(frozen=True)
+class Equivalence:
+    """Two one-sided tests (TOST) of |a - b| < ``margin``: p is the larger of the two
+    one-sided p-values; equivalence is shown when p < alpha, which is the same as the
+    (1 - 2 alpha) interval of the difference lying inside (-margin, margin)."""
+
+    difference: float
+    margin: float
+    p: float
+
+    def shown(self, alpha: float = ALPHA) -> bool:
+        return self.p < alpha
+
+
+def bootstrap_equivalence(comparison: Comparison, margin: float) -> Equivalence:
+    """TOST from a paired bootstrap's distribution of the difference: p_lower is the share of
+    resampled differences at or below -margin, p_upper at or above +margin (each with the
+    +1 of a resampling p-value)."""
+    if margin <= 0:
+        raise ValueError(f"an equivalence margin must be positive, got {margin}")
+    spread = comparison.spread
+    if spread is None or not len(spread):
+        return Equivalence(comparison.difference, margin, 1.0)
+    n = len(spread)
+    lower = (1 + np.sum(spread <= -margin)) / (n + 1)
+    upper = (1 + np.sum(spread >= margin)) / (n + 1)
+    return Equivalence(comparison.difference, margin, float(max(lower, upper)))
+
+
+def seed_equivalence(a: Sequence[float], b: Sequence[float], margin: float) -> Equivalence:
+    """TOST over seeds: two one-sided paired t-tests of the mean difference against -margin
+    and +margin (p = 1 with fewer than two seeds or no spread inside the margin)."""
+    from scipy.stats import t as student
+
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    diff = x - y
+    mean = float(diff.mean()) if len(diff) else np.nan
+    if len(diff) < 2:
+        return Equivalence(mean, margin, 1.0)
+    se = float(diff.std(ddof=1) / np.sqrt(len(diff)))
+    if se == 0.0:
+        return Equivalence(mean, margin, 0.0 if abs(mean) < margin else 1.0)
+    df = len(diff) - 1
+    p_lower = float(student.sf((mean + margin) / se, df))
+    p_upper = float(student.cdf((mean - margin) / se, df))
+    return Equivalence(mean, margin, max(p_lower, p_upper))
+
+
+# --------------------------------------------------------------------------- ranking
+
+def significance_clusters(scores: Mapping[str, float],
+                          better: Callable[[str, str], bool]) -> list[list[str]]:
+    """Systems ordered by score (best first) and cut into clusters as WMT ranks them: a cut
+    falls after position k only when every system above it is significantly better than
+    every system below it (``better(x, y)``: x significantly above y after correction).
+    Systems within a cluster are not told apart."""
+    order = sorted(scores, key=lambda s: (-scores[s], s))
+    clusters: list[list[str]] = [[]]
+    for k, system in enumerate(order):
+        clusters[-1].append(system)
+        below = order[k + 1:]
+        if below and all(better(x, y) for x in order[:k + 1] for y in below):
+            clusters.append([])
+    return [c for c in clusters if c]
+
+
+# --------------------------------------------------------------------------- intervals
+
+#: How an interval is read off the resampled scores: the percentile interval (the default),
+#: or sacreBLEU's mean of the resamples +- half the width of their 95% range, for comparison
+#: with published sacreBLEU intervals.
+INTERVAL_METHODS = ("percentile", "sacrebleu")
+
+
+def interval_of(values: np.ndarray, method: str = "percentile",
+                confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """The interval of resampled scores ``values`` by ``method`` (:data:`INTERVAL_METHODS`).
+    sacreBLEU's form is centred on the resamples' mean, so it need not contain the score and
+    may leave the metric's range; callers clip and flag it."""
+    finite = np.sort(values[np.isfinite(values)])
+    if not len(finite):
+        return np.nan, np.nan
+    if method == "percentile":
+        return _percentiles(finite, confidence)
+    if method == "sacrebleu":
+        lower = len(finite) // 40
+        half = 0.5 * (finite[len(finite) - lower - 1] - finite[lower])
+        mean = float(finite.mean())
+        return mean - half, mean + half
+    raise ValueError(f"unknown interval method {method!r} (one of {INTERVAL_METHODS})")
