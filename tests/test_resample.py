@@ -273,3 +273,50 @@ def test_interval_methods_percentile_and_sacrebleu():
         tuple(np.percentile(values, [2.5, 97.5])))
     with pytest.raises(ValueError, match="unknown interval method"):
         interval_of(values, "normal")
+
+
+def test_one_resampler_serves_every_system_metric_and_slice_alike():
+    """The shared engine gives, cell by cell, what the one-pair functions give on the same
+    resamples: systems scored together or alone, a slice by its rows, every system against
+    the baseline at once or one by one."""
+    from phenomt.core.metrics.resample import Resampler, paired_bootstrap
+
+    bleu, crr = get("bleu"), get("crr")
+    refs = ["the cat sat on the mat today", "a dog ran in the park", "it rains a lot here",
+            "we like green tea", "the sun is up now", "birds sing at dawn"] * 5
+    hyps = [[r.replace("the", "a") for r in refs], [r[::-1] for r in refs],
+            [" ".join(r.split()[:-1]) for r in refs]]
+    srcs = [f"q {r}" for r in refs]
+    engine = Resampler(len(refs), samples=200, seed=5)
+    for metric in (bleu, crr):
+        stats = [metric.statistics(h, refs, srcs) for h in hyps]
+        rows = [1, 2, 3, 7, 11, 20, 29]
+        observed, values = engine.resampled_many(metric.score, stats, rows)
+        for k, system in enumerate(stats):
+            alone = engine.resampled(metric.score, system, rows)
+            assert observed[k] == alone[0] and np.array_equal(values[k], alone[1],
+                                                              equal_nan=True)
+        # every resample of the slice counts the full resample's draws of its rows
+        assert np.array_equal(values[0], np.array(
+            [metric.score(w[rows] @ stats[0][rows]) for w in engine.weights]), equal_nan=True)
+        full_obs, full = engine.resampled_many(metric.score, stats)
+        together = engine.compare_all(full_obs, full, base=0)
+        one_pair = paired_bootstrap(stats[1], stats[0], metric.score, samples=200, seed=5)
+        assert together[1].p == pytest.approx(one_pair.p)
+        assert (together[1].low, together[1].high) == pytest.approx((one_pair.low,
+                                                                     one_pair.high))
+        assert together[0].p == 1.0 and together[0].difference == 0.0
+        assert engine.intervals(full)[2] == pytest.approx(engine.interval(full[2]))
+
+
+def test_vectorised_scores_equal_the_row_by_row_scores():
+    """Each metric's scores() gives score()'s number on every row, zeros and empties
+    included (sacreBLEU's own arithmetic row by row is the reference)."""
+    refs = ["the cat sat on the mat", "a b", "x", "one two three four five"]
+    hyps = ["the cat sat on a mat", "", "x y", "one two three"]
+    for name in ("bleu", "chrf", "ter"):
+        metric = get(name)
+        stats = metric.statistics(hyps, refs)
+        rows = np.vstack([stats, stats.cumsum(axis=0), np.zeros((1, stats.shape[1]))])
+        assert metric.scores(rows) == pytest.approx([metric.score(r) for r in rows],
+                                                    abs=1e-9)

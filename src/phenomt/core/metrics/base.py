@@ -72,6 +72,12 @@ class Metric(ABC):
     def score(self, totals: np.ndarray) -> float:
         """The corpus score of one vector of summed statistics."""
 
+    def scores(self, totals: np.ndarray) -> np.ndarray:
+        """The corpus score of every row of a matrix of summed statistics (one resample a
+        row). Metrics override it with array arithmetic that gives :meth:`score`'s numbers:
+        a bootstrap of many systems and slices scores thousands of rows."""
+        return np.array([self.score(row) for row in np.atleast_2d(totals)], dtype=np.float64)
+
     def details(self, totals: np.ndarray) -> dict[str, Any]:
         """What else a reader wants to know of the corpus score (BLEU: its precisions and
         brevity penalty), from the same summed statistics; none by default."""

@@ -143,6 +143,29 @@ class Bleu(SacrebleuMetric):
     def choices(cls) -> dict[str, list[str]]:
         return {"tokenize": tokenizers()}
 
+    def scores(self, totals: np.ndarray) -> np.ndarray:
+        """sacreBLEU's ``compute_bleu`` on every row at once, for its default settings (exp
+        smoothing, 4-gram, no effective order); other settings take the row-by-row path."""
+        bleu = self.metric
+        if (bleu.smooth_method, bleu.max_ngram_order, bleu.effective_order) != ("exp", 4,
+                                                                                False):
+            return super().scores(totals)
+        rows = np.atleast_2d(np.asarray(totals, dtype=np.float64))
+        sys_len, ref_len = rows[:, 0], rows[:, 1]
+        correct, total = rows[:, 2:6], rows[:, 6:10]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            bp = np.where(sys_len < ref_len,
+                          np.where(sys_len > 0, np.exp(1 - ref_len / np.maximum(sys_len, 1)),
+                                   0.0), 1.0)
+            # exp smoothing: each order without a match halves the next such precision
+            halvings = np.cumsum(correct == 0, axis=1)
+            precision = np.where(correct > 0, 100.0 * correct / total,
+                                 100.0 / (2.0 ** halvings * total))
+            value = bp * np.exp(np.log(precision).mean(axis=1))
+        # no match at all, or an order with no n-gram (sacreBLEU stops there: BLEU 0)
+        dead = ~(correct > 0).any(axis=1) | (total <= 0).any(axis=1)
+        return np.where(dead, 0.0, value)
+
     def details(self, totals: np.ndarray) -> dict[str, Any]:
         scored = self.metric._compute_score_from_stats([float(x) for x in totals])
         return {"precisions": [round(p, 2) for p in scored.precisions],

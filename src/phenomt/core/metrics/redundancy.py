@@ -645,6 +645,13 @@ def measure_score(measure: str) -> Callable[[Any], float]:
 
     def score(totals: Any) -> float:
         return float(sum(totals[c] for c in columns) / totals[2]) if totals[2] else math.nan
+
+    def batch(totals: np.ndarray) -> np.ndarray:
+        rows = np.atleast_2d(np.asarray(totals, dtype=np.float64))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(rows[:, 2] != 0, rows[:, list(columns)].sum(axis=1) / rows[:, 2],
+                            np.nan)
+    score.batch = batch  # type: ignore[attr-defined]
     return score
 
 
@@ -1037,6 +1044,9 @@ class _RedundancyMetric(Metric):
 
     def score(self, totals: np.ndarray) -> float:
         return 100 * measure_score(self.measure)(totals)
+
+    def scores(self, totals: np.ndarray) -> np.ndarray:
+        return 100 * measure_score(self.measure).batch(totals)  # type: ignore[attr-defined]
 
 
 @register

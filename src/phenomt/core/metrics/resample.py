@@ -67,10 +67,28 @@ class Comparison:
 
 def ratio(numerator: int, denominator: int) -> Score:
     """The score ``sum(column numerator) / sum(column denominator)``; NaN when the summed
-    denominator is 0."""
+    denominator is 0. Its ``batch`` attribute scores a matrix of totals at once."""
     def score(totals: np.ndarray) -> float:
         return float(totals[numerator] / totals[denominator]) if totals[denominator] else np.nan
+
+    def batch(totals: np.ndarray) -> np.ndarray:
+        rows = np.atleast_2d(totals)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(rows[:, denominator] != 0,
+                            rows[:, numerator] / rows[:, denominator], np.nan)
+    score.batch = batch  # type: ignore[attr-defined]
     return score
+
+
+def batch_scores(score: Score, totals: np.ndarray) -> np.ndarray:
+    """``score`` of every row of ``totals``: at once where the score can (a registered
+    metric's :meth:`~phenomt.core.metrics.base.Metric.scores`, a :func:`ratio`'s ``batch``),
+    else row by row."""
+    batch = getattr(score, "batch", None) or getattr(getattr(score, "__self__", None),
+                                                     "scores", None)
+    if batch is not None:
+        return np.asarray(batch(totals), dtype=np.float64)
+    return np.array([score(row) for row in totals], dtype=np.float64)
 
 
 def record_statistics(record: Mapping[str, Any], path: str | Path,
@@ -109,7 +127,7 @@ def _statistics(stats: Sequence | np.ndarray) -> np.ndarray:
 
 
 def _scores(weights: np.ndarray, stats: np.ndarray, score: Score) -> np.ndarray:
-    return np.array([score(row) for row in weights @ stats])
+    return batch_scores(score, weights @ stats)
 
 
 def _percentiles(values: np.ndarray, confidence: float) -> tuple[float, float]:
@@ -137,7 +155,7 @@ def bootstrap_scores(stats: Sequence | np.ndarray, scores: Mapping[str, Score], 
     resampled = resample_weights(len(array), samples, seed) @ array
     found = {}
     for name, score in scores.items():
-        low, high = _percentiles(np.array([score(row) for row in resampled]), confidence)
+        low, high = _percentiles(batch_scores(score, resampled), confidence)
         found[name] = Interval(float(score(array.sum(axis=0))), low, high)
     return found
 
@@ -375,3 +393,95 @@ def interval_of(values: np.ndarray, method: str = "percentile",
         mean = float(finite.mean())
         return mean - half, mean + half
     raise ValueError(f"unknown interval method {method!r} (one of {INTERVAL_METHODS})")
+
+
+# --------------------------------------------------------------------------- one test set
+
+class Resampler:
+    """The resamples of one test set, drawn once and shared by every system, metric and
+    slice (a challenge set, a bucket, a masked part): a slice's resample counts the
+    sentences of the full resample that fall in it, so any two cells of a table are paired
+    on the same resamples. The resampled totals of one metric for every system are one
+    matrix product."""
+
+    def __init__(self, sentences: int, samples: int = DEFAULT_SAMPLES,
+                 seed: int = DEFAULT_SEED, method: str = "percentile",
+                 confidence: float = CONFIDENCE) -> None:
+        if method not in INTERVAL_METHODS:
+            raise ValueError(f"unknown interval method {method!r} (one of {INTERVAL_METHODS})")
+        self.sentences, self.samples, self.seed = sentences, samples, seed
+        self.method, self.confidence = method, confidence
+        self.weights = resample_weights(sentences, samples, seed).astype(np.float64)
+
+    def _weights(self, rows: Sequence[int] | np.ndarray | None) -> np.ndarray:
+        return self.weights if rows is None else self.weights[:, np.asarray(rows, np.int64)]
+
+    def _select(self, stats: np.ndarray, rows: Sequence[int] | np.ndarray | None
+                ) -> np.ndarray:
+        array = _statistics(stats)
+        if len(array) != self.sentences:
+            raise ValueError(f"{len(array)} rows of statistics for a test set of "
+                             f"{self.sentences} sentences")
+        return array if rows is None else array[np.asarray(rows, np.int64)]
+
+    def resampled(self, score: Score, stats: np.ndarray,
+                  rows: Sequence[int] | np.ndarray | None = None) -> tuple[float, np.ndarray]:
+        """The score of ``stats`` (restricted to ``rows``) and its score on every resample."""
+        array = self._select(stats, rows)
+        return float(score(array.sum(axis=0))), batch_scores(score,
+                                                             self._weights(rows) @ array)
+
+    def resampled_many(self, score: Score, stats: Sequence[np.ndarray],
+                       rows: Sequence[int] | np.ndarray | None = None
+                       ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`resampled` of several systems' statistics (same columns) in one product:
+        their scores and a (systems x resamples) matrix."""
+        blocks = [self._select(s, rows) for s in stats]
+        width = blocks[0].shape[1]
+        totals = self._weights(rows) @ np.hstack(blocks)
+        observed = np.array([float(score(b.sum(axis=0))) for b in blocks])
+        per_system = [batch_scores(score, totals[:, k * width:(k + 1) * width])
+                      for k in range(len(blocks))]
+        return observed, np.vstack(per_system)
+
+    def interval(self, values: np.ndarray) -> tuple[float, float]:
+        """The interval of resampled scores by this test set's method."""
+        return interval_of(values, self.method, self.confidence)
+
+    def intervals(self, values: np.ndarray) -> np.ndarray:
+        """:meth:`interval` of every row of a (cells x resamples) matrix at once: (cells x 2).
+        Resamples whose score is undefined (NaN) are left out, as in :meth:`interval`."""
+        if self.method != "percentile" or not np.isfinite(values).all():
+            return np.array([self.interval(row) for row in values]).reshape(-1, 2)
+        tail = (1 - self.confidence) / 2 * 100
+        return np.percentile(values, [tail, 100 - tail], axis=1).T
+
+    def compare_all(self, observed: np.ndarray, values: np.ndarray, base: int
+                    ) -> list[Comparison]:
+        """Every row (system) against row ``base`` on the same resamples, at once where no
+        resampled score is undefined."""
+        if not np.isfinite(values).all():
+            return [self.compare(observed[k], values[k], observed[base], values[base])
+                    for k in range(len(values))]
+        spread = values - values[base]
+        differences = observed - observed[base]
+        tail = (1 - self.confidence) / 2 * 100
+        low, high = np.percentile(spread, [tail, 100 - tail], axis=1)
+        centred = spread - spread.mean(axis=1, keepdims=True)
+        extreme = (np.abs(centred) >= np.abs(differences)[:, None]).sum(axis=1)
+        p = (1 + extreme) / (spread.shape[1] + 1)
+        return [Comparison(float(observed[k]), float(observed[base]), float(differences[k]),
+                           float(low[k]), float(high[k]), float(p[k]), spread=spread[k])
+                for k in range(len(values))]
+
+    def compare(self, observed_a: float, values_a: np.ndarray, observed_b: float,
+                values_b: np.ndarray) -> Comparison:
+        """a - b from two cells' resampled scores (paired: the same resamples)."""
+        spread = values_a - values_b
+        spread = spread[np.isfinite(spread)]
+        low, high = _percentiles(spread, self.confidence)
+        observed = observed_a - observed_b
+        centred = spread - spread.mean() if len(spread) else spread
+        p = float((1 + np.sum(np.abs(centred) >= abs(observed))) / (len(spread) + 1))
+        return Comparison(float(observed_a), float(observed_b), float(observed), low, high,
+                          p, spread=spread)
