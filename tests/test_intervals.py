@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from phenomt.cli import build_parser
+from phenomt.core.metrics import base as base_module
 from phenomt.core.metrics import resample
 from phenomt.core.metrics.redundancy import score_sentences
 from phenomt.systems import intervals, scores
@@ -152,21 +153,44 @@ def test_the_interval_is_the_registered_metric_percentile_bootstrap():
 
 
 @pytest.mark.parametrize("test", ["bs", "ar"])
-def test_test_signature_is_the_one_sacrebleu_writes(test):
-    from sacrebleu.significance import PairedTest
-
+def test_the_test_signature_names_every_setting_of_the_test(test):
     refs = _corpus(12)
     hyps, base = [_keep(line, 5) for line in refs], [_keep(line, 3) for line in refs]
     found = scores.significance(hyps, refs, base, test=test, samples=50, ci_samples=40,
                                 seed=9)
-    scorers = scores.sacrebleu_metrics("13a", ("bleu", "chrf"))
-    with scores._sacrebleu_seed(9):
-        signatures, _ = PairedTest([("baseline", base), ("system", hyps)], scorers, [refs],
-                                   test_type=test, n_samples=50,
-                                   n_ar_confidence=40 if test == "ar" else -1)()
-    assert [found[k]["test_signature"] for k in ("bleu", "chrf")] == \
-        [str(s) for s in signatures.values()]
+    for key in ("bleu", "chrf"):
+        settings = "|bs:40" if test == "ar" else ""
+        assert found[key]["test_signature"] == (f"{found[key]['signature']}|test:{test}|"
+                                                f"{test}:50{settings}|ci:percentile|seed:9")
     assert found["bleu"]["p_value"] is not None
+
+
+def test_the_paired_tests_come_from_the_one_engine():
+    """bs: the paired bootstrap of the registry's statistics on the test set's resamples;
+    ar: paired approximate randomization of the same statistics."""
+    refs = _corpus(12)
+    hyps, base = [_keep(line, 5) for line in refs], [_keep(line, 3) for line in refs]
+    metric = base_module.get("bleu")
+    a, b = metric.statistics(hyps, refs), metric.statistics(base, refs)
+    found = scores.significance(hyps, refs, base, test="bs", samples=60, seed=4)
+    assert found["bleu"]["p_value"] == resample.paired_bootstrap(a, b, metric.score,
+                                                                 samples=60, seed=4).p
+    found = scores.significance(hyps, refs, base, test="ar", samples=60, seed=4)
+    assert found["bleu"]["p_value"] == resample.paired_randomization(a, b, metric.score,
+                                                                     trials=60, seed=4)
+
+
+def test_sacrebleu_interval_form_is_an_option_centred_on_the_resamples_mean():
+    refs = _corpus(12)
+    hyps = [_keep(line, 4) for line in refs]
+    metric = base_module.get("bleu")
+    engine = resample.Resampler(len(refs), 200, 3)
+    _, values = engine.resampled(metric.score, metric.statistics(hyps, refs))
+    found = scores.significance(hyps, refs, samples=200, seed=3, interval="sacrebleu",
+                                metrics=("bleu",))["bleu"]
+    low, high = resample.interval_of(values, "sacrebleu")
+    assert (found["ci_low"], found["ci_high"]) == pytest.approx((max(low, 0), min(high, 100)))
+    assert (low + high) / 2 == pytest.approx(values.mean())
 
 
 def test_redundancy_intervals_carry_the_flag():

@@ -143,7 +143,7 @@ def test_interval_seed_and_signature():
         assert entry["p_value"] is None
     assert first["bleu"]["signature"] == "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|" \
         f"version:{__import__('sacrebleu').__version__}"
-    assert "bs:300|seed:11" in first["bleu"]["test_signature"]
+    assert first["bleu"]["test_signature"].endswith("|test:bs|bs:300|ci:percentile|seed:11")
     assert first["chrf"]["signature"].startswith("nrefs:1|case:mixed|eff:yes|nc:6|nw:0")
     with pytest.raises(ValueError, match="seed"):
         scores.significance(hyps, refs, seed=0)

@@ -51,7 +51,7 @@ from phenomt.core.metrics.ribes import (
     sentence_ribes_scores,
 )
 from phenomt.systems.outputs import read_output, read_text
-from phenomt.systems.scores import CONFIDENCE, DEFAULT_SEED, INTERVAL_METHOD, significance
+from phenomt.systems.scores import CONFIDENCE, DEFAULT_SEED, INTERVAL_METHODS, significance
 
 SCHEMA = "phenomt.systems.ldd/1"
 REORDER = "reorder"
@@ -192,6 +192,6 @@ def ldd_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
             "test": {"name": "sentence bootstrap of sacreBLEU's BLEU statistics: the 95% "
                              "percentile interval", "samples": samples, "seed": seed,
                      "confidence": CONFIDENCE, "tokenize": tokenize,
-                     "method": INTERVAL_METHOD},
+                     "method": INTERVAL_METHODS["percentile"]},
             "kept_out": kept_out, "ribes_unscored": ribes_unscored, FULL: full,
             "sets": scored}

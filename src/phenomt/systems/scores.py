@@ -1,25 +1,21 @@
 """Scores of one system output on one test set, one JSON record per (test set, system).
 
-**BLEU, chrF, TER** (the registered metrics that sacreBLEU computes,
-:mod:`phenomt.core.metrics`; BLEU and chrF unless ``metrics`` says otherwise) come from
-sacreBLEU, with their signatures. The 95% interval is a percentile interval of a sentence
-bootstrap (:mod:`phenomt.core.metrics.resample`, the resampling every registered metric uses)
-of the sentence statistics sacreBLEU's own tests resample, clipped to the metric's range, and
-the record says whether it contains the score and, if not, why
-(:mod:`phenomt.systems.intervals`). sacreBLEU's own interval, the bootstrap mean ± half the
-width between the 2.5th and 97.5th percentiles, is not used: it is centred on the mean of the
-resampled scores, not on the score, and can leave the metric's range (BLEU 0.62 [-4.68, 30.59]
-with one 1 MB hypothesis line). Paired significance against a baseline system comes from
-sacreBLEU's own tests (:class:`sacrebleu.significance.PairedTest`): paired bootstrap resampling
-(``bs``, Koehn 2004, as in Moses) or paired approximate randomization (``ar``, Riezler &
-Maxwell 2005; its interval from ``ci_samples`` resamples). sacreBLEU seeds these from
-``SACREBLEU_SEED``; the seed given here is set for the call only, and seeds the interval's
-resamples. Two deviations from a bare sacreBLEU call:
-
-- a system whose hypotheses equal the baseline's line for line gets p = 1: sacreBLEU counts
-  resampled differences *strictly* above the observed one, so a zero difference that can never
-  change would get the smallest possible p instead;
-- seed 0 is refused, because sacreBLEU's paired tests take a seed of 0 as "no seed".
+**BLEU, chrF, TER** (registered metrics, :mod:`phenomt.core.metrics`; BLEU and chrF unless
+``metrics`` says otherwise) are sacreBLEU's, with their signatures, and every interval and test
+comes from the one resampling engine (:class:`phenomt.core.metrics.resample.Resampler`), which
+resamples the same per-sentence statistics sacreBLEU's own tests would. The 95% interval is a
+percentile interval of a sentence bootstrap, clipped to the metric's range; the record says
+whether it contains the score and, if not, why (:mod:`phenomt.systems.intervals`).
+sacreBLEU's form, the resamples' mean ± half the width of their 95% range, is an option
+(``interval="sacrebleu"``) for comparison with published sacreBLEU intervals: it is centred on
+the resamples' mean, not on the score, and can leave the metric's range (BLEU 0.62
+[-4.68, 30.59] with one 1 MB hypothesis line), so it is clipped and flagged the same way. The
+paired test against a baseline system is a paired bootstrap on the same resamples (``bs``,
+Koehn 2004) or paired approximate randomization (``ar``, Riezler & Maxwell 2005, its interval
+from ``ci_samples`` resamples). A system whose hypotheses equal the baseline's line for line
+gets p = 1. The main subset keeps every metric's per-sentence statistics, from which the
+systems table tests every pair of systems on the same resamples and ranks them into
+significance clusters.
 
 **CRR and DRR** (:mod:`phenomt.core.metrics.redundancy`) at word level: Moses tokenization
 (sacremoses, as in :func:`phenomt.core.text.tokenize`), jieba for Chinese; identical tokens are
@@ -42,9 +38,8 @@ all lines a secondary one.
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -82,29 +77,19 @@ CI_SAMPLES = 1000
 ALPHA = 0.05
 CONFIDENCE = 0.95
 ALL_LINES = "all"
-INTERVAL_METHOD = ("percentile, multinomial sentence resampling "
-                   "(phenomt.core.metrics.resample), clipped to the score's range")
+#: How each interval method is described in records and table notes.
+INTERVAL_METHODS = {
+    "percentile": "percentile bootstrap over sentences (phenomt.core.metrics.resample), "
+                  "clipped to the score's range",
+    "sacrebleu": "sacreBLEU's form: the resamples' mean +- half the width of their 95% range "
+                 "(phenomt.core.metrics.resample), clipped to the score's range"}
 
 
 # --------------------------------------------------------------------------- BLEU and chrF
 
-@contextlib.contextmanager
-def _sacrebleu_seed(seed: int) -> Iterator[None]:
-    previous = os.environ.get("SACREBLEU_SEED")
-    os.environ["SACREBLEU_SEED"] = str(seed)
-    try:
-        yield
-    finally:
-        if previous is None:
-            del os.environ["SACREBLEU_SEED"]
-        else:
-            os.environ["SACREBLEU_SEED"] = previous
-
-
 def _check_seed(seed: int) -> None:
     if seed < 1:
-        raise ValueError(f"seed must be a positive integer (sacreBLEU reads 0 as unseeded), "
-                         f"got {seed}")
+        raise ValueError(f"seed must be a positive integer, got {seed}")
 
 
 #: The metrics a systems record has unless told otherwise.
@@ -130,53 +115,48 @@ def registered_metrics(tokenize: str = "13a", keys: Sequence[str] = METRIC_KEYS
     return {key: metrics.get(key, **settings.get(key, {})) for key in keys}
 
 
-def sacrebleu_metrics(tokenize: str = "13a", keys: Sequence[str] = METRIC_KEYS) -> dict:
-    """Our key -> the sacreBLEU object of the registered metric of that name, made fresh
-    (:func:`registered_metrics`), in the order given."""
-    return {key: metric.metric for key, metric in registered_metrics(tokenize, keys).items()}
-
-
-def test_signature(scorer, test: str, samples: int, ci_samples: int, seed: int) -> str:
-    """sacreBLEU's signature of a test as its ``PairedTest`` writes it: the metric's, with the
-    seed, the resamples (``bs``) or trials (``ar``) and, for ``ar``, the interval's
-    resamples."""
-    if not hasattr(scorer, "num_refs"):  # learnt from the first scoring; ours is always one
-        scorer.num_refs = 1
-    signature = scorer.get_signature()
-    signature.update("seed", str(seed))
-    signature.update(test, samples)
+def test_signature(metric_signature: str, test: str, samples: int, ci_samples: int,
+                   seed: int, method: str = "percentile") -> str:
+    """The metric's signature with the test's settings: the test (``bs`` resamples or ``ar``
+    trials), the interval's resamples and method, and the seed."""
+    parts = [metric_signature, f"test:{test}", f"{test}:{samples}"]
     if test == "ar":
-        signature.update("bs", ci_samples)
-    return str(signature)
+        parts.append(f"bs:{ci_samples}")
+    return "|".join([*parts, f"ci:{method}", f"seed:{seed}"])
 
 
 def metric_interval(metric: metrics.Metric, key: str, hypotheses: Sequence[str],
                     references: Sequence[str], *, samples: int, seed: int,
                     confidence: float = CONFIDENCE) -> dict:
     """The score of ``metric`` (registry key ``key``) and its percentile interval over
-    ``samples`` sentence resamples (:func:`phenomt.core.metrics.resample.bootstrap`, on the
-    sentence statistics sacreBLEU's own tests resample), clipped to the metric's range, with
-    whether it contains the score (:func:`phenomt.systems.intervals.checked_interval`)."""
-    stats = metric.statistics(hypotheses, references)
-    found = resample.bootstrap(stats, metric.score, samples=samples, seed=seed,
-                               confidence=confidence)
-    return {"score": found.value,
-            **intervals.checked_interval(found.value, found.low, found.high,
-                                         bounds=intervals.SCORE_RANGES[key], samples=samples,
-                                         confidence=confidence)}
+    ``samples`` sentence resamples, clipped to the metric's range, with whether it contains
+    the score (:func:`phenomt.systems.intervals.checked_interval`)."""
+    engine = resample.Resampler(len(references), samples, seed, confidence=confidence)
+    return _cell(engine, key, *engine.resampled(metric.score,
+                                                metric.statistics(hypotheses, references)))
+
+
+def _cell(engine: resample.Resampler, key: str, score: float, values: np.ndarray) -> dict:
+    low, high = engine.interval(values)
+    return {"score": score,
+            **intervals.checked_interval(score, low, high, bounds=intervals.SCORE_RANGES[key],
+                                         samples=engine.samples,
+                                         confidence=engine.confidence)}
 
 
 def significance(hypotheses: Sequence[str], references: Sequence[str],
                  baseline: Sequence[str] | None = None, *, tokenize: str = "13a",
                  test: str = "bs", samples: int | None = None, ci_samples: int = CI_SAMPLES,
                  seed: int = DEFAULT_SEED, alpha: float = ALPHA,
-                 metrics: Sequence[str] = METRIC_KEYS) -> dict[str, dict]:
-    """The ``metrics`` (sacreBLEU's, by registry name) of a system with a 95% percentile
-    interval (:func:`metric_interval`: ``samples`` resamples for ``bs``, ``ci_samples`` for
-    ``ar``) and, given a baseline's hypotheses, sacreBLEU's paired test against the baseline
-    (``test``: ``bs`` or ``ar``)."""
-    from sacrebleu.significance import PairedTest
-
+                 metrics: Sequence[str] = METRIC_KEYS, interval: str = "percentile",
+                 statistics: bool = False) -> dict[str, dict]:
+    """The ``metrics`` (registered, by name) of a system with a 95% interval and, given a
+    baseline's hypotheses, the paired test against it, all from the one resampling engine
+    (:class:`phenomt.core.metrics.resample.Resampler`): the interval from ``samples``
+    resamples (``ci_samples`` for ``ar``) by ``interval`` (percentile, or sacreBLEU's mean
+    +- half-width), clipped to the metric's range; the test a paired bootstrap on the same
+    resamples (``bs``) or paired approximate randomization with ``samples`` trials (``ar``).
+    ``statistics`` keeps each metric's per-sentence statistics (tables pair systems later)."""
     if test not in TESTS:
         raise ValueError(f"unknown test {test!r}; expected one of {', '.join(TESTS)}")
     _check_seed(seed)
@@ -185,34 +165,31 @@ def significance(hypotheses: Sequence[str], references: Sequence[str],
     if len(hypotheses) != len(references) or (baseline is not None
                                               and len(baseline) != len(references)):
         raise ValueError("hypotheses, baseline and references differ in length")
-    registered = registered_metrics(tokenize, metrics)
+    engine = resample.Resampler(len(references), resamples, seed, method=interval)
     found = {}
-    for key, metric in registered.items():
-        found[key] = {**metric_interval(metric, key, hypotheses, references,
-                                        samples=resamples, seed=seed),
-                      "signature": str(metric.metric.get_signature()),
-                      "test_signature": test_signature(metric.metric, test, samples,
-                                                       ci_samples, seed),
-                      "baseline_score": None, "difference": None, "p_value": None,
-                      "significant": None}
-    if baseline is None:
-        return found
-    scorers = {key: metric.metric for key, metric in registered.items()}
-    with _sacrebleu_seed(seed):
-        # the p-value only: its own interval (a mean ± half-width) is not used
-        tester = PairedTest([("baseline", list(baseline)), ("system", list(hypotheses))],
-                            scorers, [list(references)], test_type=test, n_samples=samples,
-                            n_ar_confidence=-1)
-        _, results = tester()
-    # PairedTest keys its results by sacreBLEU's metric names (BLEU, chrF2), in our order.
-    names = [name for name in results if name != "System"]
-    identical = list(hypotheses) == list(baseline)
-    for key, name in zip(scorers, names, strict=True):
-        mine, base = results[name][-1], results[name][0]
-        p = 1.0 if identical else float(mine.p_value)
-        found[key].update(baseline_score=float(base.score),
-                          difference=float(found[key]["score"] - base.score), p_value=p,
-                          significant=p < alpha)
+    identical = baseline is not None and list(hypotheses) == list(baseline)
+    for key, metric in registered_metrics(tokenize, metrics).items():
+        stats = metric.statistics(hypotheses, references)
+        score, values = engine.resampled(metric.score, stats)
+        entry = {**_cell(engine, key, score, values), "signature": metric.signature(),
+                 "test_signature": test_signature(metric.signature(), test, samples,
+                                                  resamples, seed, interval),
+                 "baseline_score": None, "difference": None, "p_value": None,
+                 "significant": None}
+        if statistics:
+            entry["statistics"] = {"columns": list(metric.columns), "rows": stats.tolist()}
+        if baseline is not None:
+            base = metric.statistics(baseline, references)
+            base_score, base_values = engine.resampled(metric.score, base)
+            if test == "bs":
+                p = engine.compare(score, values, base_score, base_values).p
+            else:
+                p = resample.paired_randomization(stats, base, metric.score, trials=samples,
+                                                  seed=seed)
+            p = 1.0 if identical else float(p)
+            entry.update(baseline_score=base_score, difference=score - base_score,
+                         p_value=p, significant=p < alpha)
+        found[key] = entry
     return found
 
 
@@ -249,10 +226,11 @@ def score_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
                  mask: str | os.PathLike[str] | None = None, mask_name: str = "official",
                  tokenize: str | None = None, test: str = "bs", samples: int | None = None,
                  seed: int = DEFAULT_SEED, kind: str | None = None,
-                 metrics: Sequence[str] = METRIC_KEYS) -> dict:
-    """The sacreBLEU-metrics record of one system on one test set: identity and line counts,
-    the test's settings, and per subset (main first) each of ``metrics`` with interval, p and
-    signatures."""
+                 metrics: Sequence[str] = METRIC_KEYS, interval: str = "percentile") -> dict:
+    """The metrics record of one system on one test set: identity and line counts, the
+    test's settings, and per subset (main first) each of ``metrics`` with interval, p and
+    signatures; the main subset keeps each metric's per-sentence statistics, from which the
+    table tests every pair of systems."""
     references = read_text(ref)
     output = read_output(hyp, ref)
     tokenize = tokenize or default_tokenizer(target_lang)
@@ -269,7 +247,8 @@ def score_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
         result = significance(subset.select(output.lines), subset.select(references),
                               None if base_lines is None else subset.select(base_lines),
                               tokenize=tokenize, test=test, samples=samples, seed=seed,
-                              metrics=metrics)
+                              metrics=metrics, interval=interval,
+                              statistics=subset is subsets[0])
         scored[subset.name] = {"sentences": len(subset.select(references)),
                                "empty_lines": _empty_in(output, subset), **result}
     return {
@@ -280,8 +259,8 @@ def score_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
         "test": {"type": test, "name": TESTS[test], "samples": samples,
                  "ci_samples": samples if test == "bs" else CI_SAMPLES, "seed": seed,
                  "alpha": ALPHA, "confidence": CONFIDENCE,
-                 "source": "sacrebleu.significance.PairedTest",
-                 "interval": INTERVAL_METHOD},
+                 "source": "phenomt.core.metrics.resample",
+                 "interval": INTERVAL_METHODS[interval], "interval_method": interval},
         "metrics": list(metrics), "main": subsets[0].name, "subsets": scored,
     }
 
@@ -469,7 +448,7 @@ def redundancy_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
             "mask": None if mask is None else str(mask),
             "settings": setup.settings,
             "bootstrap": {"samples": samples, "seed": seed, "confidence": CONFIDENCE,
-                          "method": INTERVAL_METHOD},
+                          "method": INTERVAL_METHODS["percentile"]},
             "main": subsets[0].name, "subsets": scored}
 
 
