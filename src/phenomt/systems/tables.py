@@ -23,7 +23,7 @@ from phenomt.core.metrics import base as metrics
 from phenomt.core.metrics import ltcr
 from phenomt.core.metrics.resample import ALPHA, Comparison
 from phenomt.core.tables import format_number, interval_cell
-from phenomt.systems import intervals
+from phenomt.systems import intervals, ranking
 from phenomt.systems.challenge import (
     BINS_NOTE,
     MIN_INTERVAL_SENTENCES,
@@ -124,11 +124,52 @@ def _metric_misses(records: Sequence[Mapping]) -> list[tuple[str, str]]:
             if intervals.flagged(found := record["subsets"][subset].get(key))]
 
 
+def _rankings(records: Sequence[Mapping], keys: Sequence[str]
+              ) -> dict[tuple[str, str], ranking.Ranking | None]:
+    """(test set, metric) -> the ranking of its systems on the main subset."""
+    found = {}
+    for testset in sorted({r["testset"] for r in records}):
+        mine = [r for r in records if r["testset"] == testset]
+        for key in keys:
+            found[testset, key] = ranking.rank([r for r in mine if key in r["metrics"]], key)
+    return found
+
+
+def _ranked_cells(record: Mapping, subset: str, key: str,
+                  ranked: ranking.Ranking | None) -> dict[str, str | None]:
+    """The system's cluster and the Holm-adjusted p of its test against the baseline (main
+    subset only: the clusters and the family are the main subset's)."""
+    label = metrics.METRICS[key].label
+    cells: dict[str, str | None] = {f"{label} cluster": None, f"p adj. ({label})": None}
+    if ranked is None or subset != record["main"]:
+        return cells
+    cells[f"{label} cluster"] = str(ranked.cluster_of(record["system"]))
+    baseline = record.get("baseline")
+    if baseline and baseline != record["system"] and (record["system"], baseline) in \
+            ranked.adjusted:
+        q = ranked.adjusted[record["system"], baseline]
+        cells[f"p adj. ({label})"] = f"{q:.4f}" + (" *" if q < ALPHA else "")
+    return cells
+
+
+def _interval_note(test: Mapping) -> str:
+    """How a record's intervals were made: percentile (the default) or sacreBLEU's form."""
+    if test.get("interval_method") == "sacrebleu":
+        return (f"95% intervals in sacreBLEU's form, the mean of a sentence bootstrap "
+                f"({test['ci_samples']} resamples, seed {test['seed']}) +- half the width of "
+                f"its 95% range, for comparison with published sacreBLEU intervals, clipped "
+                f"to the score's range; {intervals.MARK} marks an interval that does not "
+                "contain its score")
+    return intervals.describe(test["ci_samples"], test["seed"])
+
+
 def bleu_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str, str], dict]
                ) -> tuple[pd.DataFrame, list[str]]:
     """Each metric of the records (BLEU and chrF unless configured otherwise) per system with
-    95% intervals and the paired test against the baseline."""
+    95% intervals, the paired test against the baseline (raw and Holm-adjusted p) and the
+    system's significance cluster."""
     keys = record_metrics(records)
+    rankings = _rankings(records, keys)
     rows = []
     for record, subset in _ordered(records):
         entry = record["subsets"][subset]
@@ -139,11 +180,18 @@ def bleu_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str, str], d
                "kind": info.get("kind") or None}
         for key in keys:
             row.update(_metric_cells(entry, key))
+            row.update(_ranked_cells(record, subset, key, rankings[record["testset"], key]))
         rows.append({**row, "empty lines": entry["empty_lines"],
                      "README BLEU": _readme_bleu(info, record, subset),
                      "origin": info["origin"], "licence": info["licence"]})
-    notes = ["Δ and p are against the test set's baseline system (the row marked baseline); "
-             "* marks p < 0.05."]
+    notes = ["Δ and p are against the test set's baseline system (the row marked baseline), "
+             "p raw; p adj.: Holm-adjusted over every pair of the test set's systems on the "
+             "metric (the family the clusters come from), * marks adjusted p < 0.05. Intervals "
+             "and tests cover the test sentences only: each system is one given output.",
+             "Cluster: systems ranked as WMT ranks them (1 = best): a boundary only where every "
+             "system above is significantly better than every system below (paired tests on the "
+             "test set's shared resamples, Holm-adjusted, p < 0.05); systems within a cluster "
+             "are not told apart. Main subset only."]
     lower = [metrics.METRICS[k].label for k in keys if not metrics.METRICS[k].higher_is_better]
     if lower:
         notes.append(f"Lower is better for {', '.join(lower)}.")
@@ -158,10 +206,10 @@ def bleu_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str, str], d
                                for k in first["metrics"])
         notes.append(
             f"{testset} ({sizes}; reference {first['reference']}): baseline "
-            f"{first['baseline'] or 'none'}; p: {test['name']} from sacreBLEU ({test['samples']} "
-            f"samples, seed {test['seed']}); intervals: "
-            f"{intervals.describe(test['ci_samples'], test['seed'])}; {signatures}, test "
-            f"signature `{main[first['metrics'][0]]['test_signature']}`.")
+            f"{first['baseline'] or 'none'}; p: {test['name']} ({test['samples']} "
+            f"{'resamples' if test['type'] == 'bs' else 'trials'}, seed {test['seed']}); "
+            f"intervals: {_interval_note(test)}; {signatures}, test signature "
+            f"`{main[first['metrics'][0]]['test_signature']}`.")
         if first.get("mask") is not None:
             notes.append(f"{testset}: the main result is on the lines marked in "
                          f"{first['mask']} ({first['main']}); 'all' lines are secondary.")
