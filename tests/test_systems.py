@@ -158,8 +158,32 @@ def test_ter_from_the_registry_by_hand():
     assert result["ter"]["score"] == pytest.approx(100 * 2 / 7)
     assert result["ter"]["baseline_score"] == pytest.approx(100 * 4 / 7)
     assert result["ter"]["signature"].startswith("nrefs:1|case:lc|tok:tercom")
-    with pytest.raises(ValueError, match="bleu, chrf, ter"):
+    with pytest.raises(ValueError, match="crr reads the source sentences"):
         scores.significance(hyps, refs, metrics=("crr",))
+    with pytest.raises(ValueError, match="distinct names among bleu, chrf, crr, drr, ribes"):
+        scores.significance(hyps, refs, metrics=("comet",))
+
+
+def test_any_registered_metric_reaches_the_systems_record():
+    """RIBES, CRR and DRR by naming them: the registry's number, an interval in its range, the
+    paired test (CRR/DRR read the source)."""
+    from phenomt.core.metrics.base import get
+
+    refs = _corpus(30)
+    hyps = [_damage(line, 5) + " thing thing" for line in refs]
+    base = [_damage(line, 3) for line in refs]
+    srcs = [f"Quelle {i} ." for i in range(len(refs))]
+    found = scores.significance(hyps, refs, base, samples=100, seed=2, sources=srcs,
+                                metrics=("ribes", "crr", "drr"), langs=("de", "en"))
+    for key in ("ribes", "crr", "drr"):
+        metric = get(key, **({"source_lang": "de", "target_lang": "en"}
+                             if key != "ribes" else {}))
+        assert found[key]["score"] == pytest.approx(
+            metric.score(metric.statistics(hyps, refs, srcs).sum(axis=0)))
+        low, high = metric.bounds
+        assert low <= found[key]["ci_low"] <= found[key]["ci_high"] <= (high or 1e9)
+        assert found[key]["p_value"] is not None
+    assert found["crr"]["score"] > 0  # "thing thing" repeats at every line's end
 
 
 def test_schema_lists_the_registered_sacrebleu_metrics():
@@ -168,7 +192,7 @@ def test_schema_lists_the_registered_sacrebleu_metrics():
     schema = yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml")
                             .read_text(encoding="utf-8"))
     metrics = schema["properties"]["systems"]["properties"]["metrics"]
-    assert metrics["items"]["enum"] == scores.sacrebleu_keys()
+    assert metrics["items"]["enum"] == scores.metric_keys()
     assert set(metrics["default"]) == set(scores.METRIC_KEYS)
 
 

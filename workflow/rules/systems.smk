@@ -7,6 +7,7 @@
 rule systems_score:
     input:
         hyp=lambda w: PLAN.systems.hyp(w.testset, w.sysname),
+        src=lambda w: PLAN.systems.source(w.testset),
         ref=lambda w: PLAN.systems.reference(w.testset),
         baseline=lambda w: PLAN.systems.baseline_inputs(w.testset, w.sysname),
         mask=lambda w: PLAN.systems.mask(w.testset),
@@ -27,6 +28,7 @@ rule systems_score:
         ENV
     shell:
         "phenomt systems score {params.identity} --hyp {input.hyp:q} --ref {input.ref:q}"
+        " --src {input.src:q}"
         " {params.settings} {params.mask} --output {output:q} > {log:q} 2>&1"
 
 

@@ -44,7 +44,7 @@ from phenomt.plan.config import read_catalog
 from phenomt.plan.documents import REFERENCE
 from phenomt.systems.challenge import MIN_INTERVAL_SENTENCES
 from phenomt.systems.mqm import read_mqm
-from phenomt.systems.scores import METRIC_KEYS, sacrebleu_keys
+from phenomt.systems.scores import METRIC_KEYS, metric_keys
 
 __all__ = ["CONFIG", "MIN_SAMPLES", "Request", "check_inputs", "evaluate_config",
            "load_config_dict", "merged_hyps", "mqm_set", "parse_hyp", "parse_langs",
@@ -577,8 +577,8 @@ def register_cli(tree) -> None:
                    help="where the config, copies of the inputs, results, report and log go; "
                         "rerun into it to add systems (default: %(default)s)")
     p.add_argument("--metrics", nargs="+", default=list(METRIC_KEYS),
-                   choices=sacrebleu_keys(), metavar="METRIC",
-                   help=f"sacreBLEU metrics ({', '.join(sacrebleu_keys())}; default: "
+                   choices=metric_keys(), metavar="METRIC",
+                   help=f"registered metrics ({', '.join(metric_keys())}; default: "
                         f"{' '.join(METRIC_KEYS)})")
     p.add_argument("--samples", type=checks.samples, default=1000, metavar="N",
                    help=f"bootstrap resamples of every interval and paired test (at least "

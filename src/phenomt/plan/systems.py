@@ -103,7 +103,8 @@ class SystemsPlan(SectionPlan):
 
     def score_args(self, testset: str, system: str) -> str:
         baseline_hyp = self.baseline_inputs(testset, system)
-        return shell_args([("--target-lang", self._langs(testset)[1]),
+        src, tgt = self._langs(testset)
+        return shell_args([("--target-lang", tgt), ("--source-lang", src),
                            ("--baseline", self.baseline(testset)),
                            ("--baseline-hyp", baseline_hyp[0] if baseline_hyp else None),
                            ("--metrics", self.section["metrics"]),

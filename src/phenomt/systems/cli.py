@@ -119,7 +119,8 @@ def _score_command(args: argparse.Namespace) -> int:
         target_lang=args.target_lang, baseline=args.baseline, baseline_hyp=args.baseline_hyp,
         mask=args.mask, mask_name=args.mask_name, tokenize=args.tokenize, test=args.test,
         samples=args.samples, seed=args.seed, kind=args.kind,
-        metrics=args.metrics)
+        metrics=args.metrics, interval=args.interval, src=args.src,
+        source_lang=args.source_lang)
     write_json(args.output, _with_identity(record, args))
     main = record["subsets"][record["main"]]
     found = ", ".join(f"{key} {main[key]['score']:.2f} [{main[key]['ci_low']:.2f}, "
@@ -353,18 +354,23 @@ def register_cli(tree) -> None:
                                                 "in the file)")
     p.add_argument("--outdir", required=True, help="replaced whole")
 
-    p = tree.add("systems score", "BLEU and chrF (or other sacreBLEU metrics) with "
-                 "sacreBLEU's intervals and paired test against a baseline, as a JSON record",
-                 _score_command)
+    p = tree.add("systems score", "BLEU and chrF (or any registered metrics) with intervals "
+                 "and the paired test against a baseline, as a JSON record", _score_command)
     _add_identity(p)
     p.add_argument("--hyp", required=True)
     p.add_argument("--ref", required=True)
+    p.add_argument("--src", help="the test set's source (for metrics that read it: crr, drr)")
+    p.add_argument("--source-lang", help="the source language (with --src)")
     p.add_argument("--target-lang", required=True)
-    p.add_argument("--metrics", nargs="+", choices=scores.sacrebleu_keys(),
+    p.add_argument("--metrics", nargs="+", choices=scores.metric_keys(),
                    default=list(scores.METRIC_KEYS), metavar="METRIC",
-                   help="registered sacreBLEU metrics, in the table's order "
-                        f"({', '.join(scores.sacrebleu_keys())}; default: "
+                   help="registered metrics, in the table's order "
+                        f"({', '.join(scores.metric_keys())}; default: "
                         f"{' '.join(scores.METRIC_KEYS)})")
+    p.add_argument("--interval", choices=sorted(scores.INTERVAL_METHODS),
+                   default="percentile",
+                   help="percentile bootstrap (default), or sacreBLEU's mean +- half-width "
+                        "for comparison with published sacreBLEU intervals")
     p.add_argument("--baseline", help="name of the baseline system")
     p.add_argument("--baseline-hyp", help="the baseline's output")
     p.add_argument("--tokenize", choices=tokenizers(),

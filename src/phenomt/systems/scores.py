@@ -96,22 +96,25 @@ def _check_seed(seed: int) -> None:
 METRIC_KEYS = ("bleu", "chrf")
 
 
-def sacrebleu_keys() -> list[str]:
-    """The registered metrics sacreBLEU computes: those its paired tests can take."""
-    return [name for name in metrics.names()
-            if issubclass(metrics.METRICS[name], metrics.SacrebleuMetric)]
+def metric_keys() -> list[str]:
+    """Every registered metric: each can be named in ``metrics`` (those that read the source,
+    CRR and DRR, need the test set's source)."""
+    return list(metrics.names())
 
 
-def registered_metrics(tokenize: str = "13a", keys: Sequence[str] = METRIC_KEYS
-                       ) -> dict[str, metrics.SacrebleuMetric]:
-    """Our key -> the registered metric of that name, made fresh (``tokenize`` goes to BLEU;
-    the others keep their defaults), in the order given."""
-    known = sacrebleu_keys()
+def registered_metrics(tokenize: str = "13a", keys: Sequence[str] = METRIC_KEYS,
+                       langs: tuple[str, str] = ("de", "en")) -> dict[str, metrics.Metric]:
+    """Our key -> the registered metric of that name, made fresh, in the order given:
+    ``tokenize`` goes to BLEU and RIBES, the test set's languages (source, target) to the
+    metrics that read the source; the others keep their defaults."""
+    known = metric_keys()
     unknown = [key for key in keys if key not in known]
     if unknown or not keys or len(set(keys)) != len(keys):
         raise ValueError(f"metrics are distinct names among {', '.join(known)}; "
                          f"got {list(keys)}")
-    settings = {"bleu": {"tokenize": tokenize}}
+    settings = {"bleu": {"tokenize": tokenize}, "ribes": {"tokenize": tokenize},
+                "crr": {"source_lang": langs[0], "target_lang": langs[1]},
+                "drr": {"source_lang": langs[0], "target_lang": langs[1]}}
     return {key: metrics.get(key, **settings.get(key, {})) for key in keys}
 
 
@@ -132,14 +135,15 @@ def metric_interval(metric: metrics.Metric, key: str, hypotheses: Sequence[str],
     ``samples`` sentence resamples, clipped to the metric's range, with whether it contains
     the score (:func:`phenomt.systems.intervals.checked_interval`)."""
     engine = resample.Resampler(len(references), samples, seed, confidence=confidence)
-    return _cell(engine, key, *engine.resampled(metric.score,
-                                                metric.statistics(hypotheses, references)))
+    return _cell(engine, metric, *engine.resampled(metric.score,
+                                                   metric.statistics(hypotheses, references)))
 
 
-def _cell(engine: resample.Resampler, key: str, score: float, values: np.ndarray) -> dict:
+def _cell(engine: resample.Resampler, metric: metrics.Metric, score: float,
+          values: np.ndarray) -> dict:
     low, high = engine.interval(values)
     return {"score": score,
-            **intervals.checked_interval(score, low, high, bounds=intervals.SCORE_RANGES[key],
+            **intervals.checked_interval(score, low, high, bounds=metric.bounds,
                                          samples=engine.samples,
                                          confidence=engine.confidence)}
 
@@ -149,14 +153,16 @@ def significance(hypotheses: Sequence[str], references: Sequence[str],
                  test: str = "bs", samples: int | None = None, ci_samples: int = CI_SAMPLES,
                  seed: int = DEFAULT_SEED, alpha: float = ALPHA,
                  metrics: Sequence[str] = METRIC_KEYS, interval: str = "percentile",
-                 statistics: bool = False) -> dict[str, dict]:
+                 statistics: bool = False, sources: Sequence[str] | None = None,
+                 langs: tuple[str, str] = ("de", "en")) -> dict[str, dict]:
     """The ``metrics`` (registered, by name) of a system with a 95% interval and, given a
     baseline's hypotheses, the paired test against it, all from the one resampling engine
     (:class:`phenomt.core.metrics.resample.Resampler`): the interval from ``samples``
     resamples (``ci_samples`` for ``ar``) by ``interval`` (percentile, or sacreBLEU's mean
     +- half-width), clipped to the metric's range; the test a paired bootstrap on the same
     resamples (``bs``) or paired approximate randomization with ``samples`` trials (``ar``).
-    ``statistics`` keeps each metric's per-sentence statistics (tables pair systems later)."""
+    ``statistics`` keeps each metric's per-sentence statistics (tables pair systems later);
+    ``sources`` and ``langs`` (source, target) are for the metrics that read the source."""
     if test not in TESTS:
         raise ValueError(f"unknown test {test!r}; expected one of {', '.join(TESTS)}")
     _check_seed(seed)
@@ -168,10 +174,12 @@ def significance(hypotheses: Sequence[str], references: Sequence[str],
     engine = resample.Resampler(len(references), resamples, seed, method=interval)
     found = {}
     identical = baseline is not None and list(hypotheses) == list(baseline)
-    for key, metric in registered_metrics(tokenize, metrics).items():
-        stats = metric.statistics(hypotheses, references)
+    for key, metric in registered_metrics(tokenize, metrics, langs).items():
+        if metric.needs_source and sources is None:
+            raise ValueError(f"{key} reads the source sentences: give the test set's source")
+        stats = metric.statistics(hypotheses, references, sources)
         score, values = engine.resampled(metric.score, stats)
-        entry = {**_cell(engine, key, score, values), "signature": metric.signature(),
+        entry = {**_cell(engine, metric, score, values), "signature": metric.signature(),
                  "test_signature": test_signature(metric.signature(), test, samples,
                                                   resamples, seed, interval),
                  "baseline_score": None, "difference": None, "p_value": None,
@@ -179,7 +187,7 @@ def significance(hypotheses: Sequence[str], references: Sequence[str],
         if statistics:
             entry["statistics"] = {"columns": list(metric.columns), "rows": stats.tolist()}
         if baseline is not None:
-            base = metric.statistics(baseline, references)
+            base = metric.statistics(baseline, references, sources)
             base_score, base_values = engine.resampled(metric.score, base)
             if test == "bs":
                 p = engine.compare(score, values, base_score, base_values).p
@@ -226,13 +234,19 @@ def score_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
                  mask: str | os.PathLike[str] | None = None, mask_name: str = "official",
                  tokenize: str | None = None, test: str = "bs", samples: int | None = None,
                  seed: int = DEFAULT_SEED, kind: str | None = None,
-                 metrics: Sequence[str] = METRIC_KEYS, interval: str = "percentile") -> dict:
+                 metrics: Sequence[str] = METRIC_KEYS, interval: str = "percentile",
+                 src: str | os.PathLike[str] | None = None, source_lang: str | None = None
+                 ) -> dict:
     """The metrics record of one system on one test set: identity and line counts, the
     test's settings, and per subset (main first) each of ``metrics`` with interval, p and
     signatures; the main subset keeps each metric's per-sentence statistics, from which the
     table tests every pair of systems."""
     references = read_text(ref)
     output = read_output(hyp, ref)
+    sources = None
+    if src is not None:
+        sources = read_text(src)
+        check_line_count(src, len(sources), len(references), ref)
     tokenize = tokenize or default_tokenizer(target_lang)
     is_baseline = baseline is not None and baseline == system
     base_lines = None
@@ -248,7 +262,9 @@ def score_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
                               None if base_lines is None else subset.select(base_lines),
                               tokenize=tokenize, test=test, samples=samples, seed=seed,
                               metrics=metrics, interval=interval,
-                              statistics=subset is subsets[0])
+                              statistics=subset is subsets[0],
+                              sources=None if sources is None else subset.select(sources),
+                              langs=(source_lang or "und", target_lang))
         scored[subset.name] = {"sentences": len(subset.select(references)),
                                "empty_lines": _empty_in(output, subset), **result}
     return {

@@ -56,6 +56,8 @@ class Metric(ABC):
     #: names of the statistics columns, in order
     columns: ClassVar[tuple[str, ...]]
     higher_is_better: ClassVar[bool] = True
+    #: the range of the score (None: unbounded), which intervals are clipped to
+    bounds: ClassVar[tuple[float, float | None]] = (0.0, 100.0)
     #: whether :meth:`statistics` reads the source sentences
     needs_source: ClassVar[bool] = False
 

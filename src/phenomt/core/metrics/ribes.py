@@ -84,6 +84,7 @@ class Ribes(Metric):
     name = "ribes"
     label = "RIBES"
     columns = ("sentence_ribes", "sentences")
+    bounds = (0.0, 1.0)
 
     def __init__(self, tokenize: str = "13a", lowercase: bool = False) -> None:
         make_bleu(tokenize)  # a tokenizer that cannot be made fails here, before any text

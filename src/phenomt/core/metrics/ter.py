@@ -18,6 +18,7 @@ class Ter(SacrebleuMetric):
     label = "TER"
     columns = ("edits", "ref_length")
     higher_is_better = False
+    bounds = (0.0, None)
 
     def __init__(self, normalized: bool = False, case_sensitive: bool = False) -> None:
         self.metric = TER(normalized=normalized, case_sensitive=case_sensitive)
