@@ -285,7 +285,8 @@ rule nat_table_results:
         " {params.notes} --md {output.md:q} --csv {output.csv:q} > {log:q} 2>&1"
 
 
-# The paper's claims (a)-(d), each a paired test on the scores behind Tables 5 and 10.
+# The paper's claims (a)-(e), each a paired test on the scores behind Tables 5 and 10
+# (Holm-adjusted per test set; no verdicts for smoke-scale models: nat.judge_claims).
 rule nat_table_claims:
     localrule: True
     input:
@@ -294,7 +295,7 @@ rule nat_table_claims:
         **PLAN.table_files("nat_claims"),
     params:
         scores=lambda w: PLAN.nat.table_score_args(),
-        resampling=PLAN.models.claims_args(),
+        resampling=PLAN.nat.claims_args(),
         notes=lambda w: PLAN.nat.scale_note_args(),
     log:
         f"{OUT}/logs/tables/nat_claims.log",

@@ -358,6 +358,21 @@ class NatPlan(SectionPlan):
     def table_score_args(self) -> str:
         return quote_all(f"{b}={r}" for b, r in self.table_scores())
 
+    @property
+    def judge_claims(self) -> bool:
+        """Whether the claims table gives verdicts: ``nat.judge_claims``, or (null) whether
+        the run's top-level ``scale`` is findings or paper (not smoke)."""
+        judge = (self.section or {}).get("judge_claims")
+        if judge is None:
+            return self.models.config.get("scale") in ("findings", "paper")
+        return bool(judge)
+
+    def claims_args(self) -> str:
+        """``--samples N --seed S`` of the claims table, and ``--smoke-scale`` (no verdicts)
+        unless :attr:`judge_claims`."""
+        return " ".join([self.models.claims_args(),
+                         *([] if self.judge_claims else ["--smoke-scale"])])
+
     def table_selections(self) -> list[str]:
         return [self.selection_json(t, s) for t in self.teachers for s in self.systems()]
 
