@@ -172,6 +172,7 @@ FINDINGS_TEACHER = {
 # Locality: the ~3,400 Multi30k pairs of the most common source length, three seeds per run.
 FINDINGS_LOCALITY = {
     "n_test": 300, "n_valid": 150, "seeds": [1, 2, 3],
+    "judge_claims": True,  # the models learn: the claims table gives verdicts
     # Early stopping: the Transformers' validation loss bottoms out after 11-14 epochs (about
     # 200 of the 1,500 updates) and the best checkpoint is what is decoded, so 10 epochs
     # without improvement end them; the slower LSTMs (best at epochs 71-83) run to the cap.

@@ -124,37 +124,80 @@ def test_locality_claims_table(tmp_path):
                   _locality(tmp_path, "lstm", "none", "permuted", seed, BAD),
                   _locality(tmp_path, "transformer", "learned", "regular", seed, GOOD),
                   _locality(tmp_path, "transformer", "learned", "permuted", seed, GOOD)]
-    table = locality_claims.claims_table(paths, samples=200)
+    table = locality_claims.claims_table(paths, samples=200, lstm_encoder="bidirectional")
     rows = {row["claim"]: row for row in table.to_dict("records")}
     assert rows["sinusoidal positions lose BLEU on PERMUTED source"]["verdict"] == (
         "not tested: no run of PERMUTED (transformer, sinusoidal positions) or REGULAR "
         "(transformer, sinusoidal positions)")
     assert rows["learned positions: PERPOSEMB as good as REGULAR"]["verdict"] == (
         "not tested: no run of PERPOSEMB (transformer, learned positions)")
-    lstm = rows["BiLSTM loses BLEU on PERMUTED source"]
-    assert lstm["seeds"] == 3 and lstm["B BLEU (mean ± std)"] == "100.00 ± 0.00"
+    # the claim names the LSTM as it was trained
+    lstm = rows["BiLSTM (bidirectional encoder) loses BLEU on PERMUTED source"]
+    assert lstm["paired seeds"] == 3 and lstm["runs A / B"] == "3 / 3"
+    assert lstm["B BLEU (mean ± std)"] == "100.00 ± 0.00" and lstm["sentences"] == "20"
     # the same loss on every seed: infinite t, p = 0; every resample loses too
-    assert lstm["p (paired t, seeds)"] == "0.0000"
-    assert float(lstm["p (paired bootstrap)"]) == pytest.approx(1 / 201, abs=1e-4)
+    assert lstm["p seeds"] == "0.0000"
+    assert float(lstm["p sentences"]) == pytest.approx(1 / 201, abs=1e-4)
+    # Holm over the 6 tests of the table (2 of the loss claim, 4 of the no-change claim):
+    # p = 0, 0, 1/201, 1/201, 1, 1 -> 0, 0, 4/201, 4/201 (3/201 raised to its predecessor),
+    # 1, 1
+    assert lstm["p seeds (Holm)"] == "0.0000"
+    assert float(lstm["p sentences (Holm)"]) == pytest.approx(4 / 201, abs=1e-4)
     assert lstm["verdict"] == "reproduced"
-    assert lstm["paper Δ"].startswith("-")
+    assert lstm["paper Δ"].startswith("-") and lstm["p equiv. seeds"] is None
     learned = rows["learned positions: PERMUTED as good as REGULAR"]
-    assert learned["Δ over seeds"] == "+0.00" and learned["verdict"] == "reproduced"
+    assert learned["Δ over seeds"] == "+0.00" and learned["p sentences"] == "1.0000"
+    # identical outputs: every resampled difference is 0, inside ±1.18 on both sides
+    assert float(learned["p equiv. sentences (Holm)"]) == pytest.approx(4 / 201, abs=1e-4)
+    assert learned["p equiv. seeds (Holm)"] == "0.0000"
+    assert learned["verdict"] == "equivalent within ±1.18"
 
 
-@pytest.mark.parametrize("expect, p_seeds, difference, p_sentences, expected", [
-    (-1, 0.01, -2.0, 0.001, "reproduced"),
-    (-1, 0.20, -2.0, 0.001, "mixed"),
-    (-1, 0.20, -0.1, 0.400, "not significant"),
-    (-1, 0.01, 2.0, 0.001, "opposite"),
-    (-1, None, -2.0, 0.001, "mixed"),           # one seed: no seed test
-    (0, 0.30, 0.1, 0.500, "reproduced"),
-    (0, 0.30, -1.5, 0.010, "not reproduced (BLEU differs)"),
+@pytest.mark.parametrize("expect, seeds, sentences, expected", [
+    # loss claims: each test's direction is the sign of its own difference
+    (-1, (-2.0, 0.01), (-2.0, 0.001), "reproduced"),
+    (-1, (-2.0, 0.20), (-2.0, 0.001), "mixed: loss over sentences only"),
+    (-1, (-0.1, 0.20), (-0.1, 0.400), "not significant"),
+    (-1, (2.0, 0.01), (2.0, 0.001), "opposite"),
+    (-1, (-2.0, None), (-2.0, 0.001),  # one seed: no seed test
+     "mixed: loss over sentences only (one training run: no seed test)"),
+    # the seed and the sentence differences have opposite signs
+    (-1, (-2.0, 0.01), (0.3, 0.400), "mixed: loss over seeds only"),
+    (-1, (2.0, 0.01), (-0.3, 0.400), "opposite"),
+    (-1, (-0.3, 0.40), (2.0, 0.001), "opposite"),
+    (-1, (2.0, 0.01), (-2.0, 0.001), "conflicting"),
+    (-1, (-2.0, 0.01), (2.0, 0.001), "conflicting"),
 ])
-def test_locality_verdicts(expect, p_seeds, difference, p_sentences, expected):
-    test = resample.Comparison(0.0, 0.0, difference, difference - 1, difference + 1,
-                               p_sentences)
-    assert locality_claims.verdict(expect, p_seeds, test) == expected
+def test_locality_verdicts(expect, seeds, sentences, expected):
+    found = locality_claims.verdict(expect, locality_claims.Evidence(*seeds),
+                                    locality_claims.Evidence(*sentences), margin=1.18,
+                                    alpha=resample.ALPHA)
+    assert found == expected
+
+
+@pytest.mark.parametrize("seeds, sentences, expected", [
+    # (difference, p of no difference, p of equivalence), all after Holm
+    ((0.1, 0.90, 0.010), (0.1, 0.80, 0.001), "equivalent within ±1.18"),
+    # a significant difference well inside the margin is still equivalent
+    ((0.4, 0.03, 0.010), (0.4, 0.01, 0.001), "equivalent within ±1.18"),
+    ((0.1, 0.90, 0.300), (0.1, 0.80, 0.001), "not shown"),   # 3 seeds cannot show it
+    ((0.1, None, None), (0.1, 0.80, 0.001), "not shown"),    # one seed: no seed test
+    ((0.1, 0.90, 0.300), (-1.5, 0.01, 0.900), "differs"),
+    ((1.6, 0.01, 0.900), (0.2, 0.60, 0.200), "differs"),
+    # no test rejects: not a reproduction, only not shown
+    ((0.9, 0.40, 0.300), (0.9, 0.20, 0.400), "not shown"),
+])
+def test_locality_no_change_verdicts(seeds, sentences, expected):
+    found = locality_claims.verdict(0, locality_claims.Evidence(*seeds),
+                                    locality_claims.Evidence(*sentences), margin=1.18)
+    assert found == expected
+
+
+def test_locality_verdicts_not_judged_at_smoke_scale():
+    loss = locality_claims.Evidence(-2.0, 0.001)
+    for expect in (-1, 0):
+        assert locality_claims.verdict(expect, loss, loss, margin=1.18, judge=False) == \
+            "not judged: smoke scale"
 
 
 def test_locality_claims_refuse_runs_on_different_sentences(tmp_path):
