@@ -147,7 +147,9 @@ rule table_locality:
         " --note {params.note:q} --md {output.md:q} --csv {output.csv:q} > {log:q} 2>&1"
 
 
-# The paper's claims (Table 1, Section 3.1), paired over seeds and over sentences.
+# The paper's claims (Section 3.2, Table 1), paired over seeds and over sentences (clustered
+# by source sentence), Holm-adjusted, with equivalence tests of the no-change claims; the
+# scale and the LSTM's encoder come from the config (no verdicts at smoke scale).
 rule table_locality_claims:
     localrule: True
     input:
@@ -156,6 +158,7 @@ rule table_locality_claims:
         **PLAN.table_files("ldd_locality_claims"),
     params:
         resampling=PLAN.models.claims_args(),
+        settings=lambda w: PLAN.locality.claims_args(),
         note=lambda w: PLAN.locality.scale_note(),
     log:
         f"{OUT}/logs/tables/ldd_locality_claims.log",
@@ -163,4 +166,4 @@ rule table_locality_claims:
         ENV
     shell:
         "phenomt table locality-claims --scores {input:q} {params.resampling}"
-        " --note {params.note:q} --md {output.md:q} --csv {output.csv:q} > {log:q} 2>&1"
+        " {params.settings} --note {params.note:q} --md {output.md:q} --csv {output.csv:q} > {log:q} 2>&1"

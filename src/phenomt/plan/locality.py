@@ -116,6 +116,27 @@ class LocalityPlan(SectionPlan):
             f"{loc['transformer'].get('arch')} / {loc['lstm'].get('arch')}, seeds "
             f"{loc['seeds']}.", *self.models.data.trained_notes()])
 
+    @property
+    def judge_claims(self) -> bool:
+        """Whether the claims table gives verdicts: ``locality.judge_claims``, or (null)
+        whether the run's top-level ``scale`` is findings or paper (not smoke, not unstated)."""
+        judge = (self.section or {}).get("judge_claims")
+        if judge is None:
+            return self.models.config.get("scale") in ("findings", "paper")
+        return bool(judge)
+
+    def lstm_encoder(self) -> str:
+        """The LSTM runs' encoder as fairseq trains it: bidirectional only with
+        ``encoder_bidirectional`` (fairseq's ``lstm`` is unidirectional by default)."""
+        options = {**self.section.get("training", {}), **self.section.get("lstm", {})}
+        return "bidirectional" if options.get("encoder_bidirectional") else "unidirectional"
+
+    def claims_args(self) -> str:
+        """``--lstm-encoder`` and, unless :attr:`judge_claims`, ``--smoke-scale`` of the claims
+        table: it names the LSTM as trained and gives no verdicts for smoke-scale models."""
+        return shell_args([("--lstm-encoder", self.lstm_encoder()),
+                           ("--smoke-scale", not self.judge_claims)])
+
     def scores(self) -> list[str]:
         return [f"{self.out}/locality/scores/{r}.json" for r in self.runs()]
 
