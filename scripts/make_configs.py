@@ -212,8 +212,8 @@ FINDINGS_NAT = {
         "glat_oaxe": {"max_update": 200, "lr": 0.0002, "warmup_updates": 50,
                       "save_interval_updates": 50}},
     "average": 5,
-    "distill": {"beam": 5, "batch_size": 128, "max_len_a": 1.2, "max_len_b": 10},
     "judge_claims": True,  # the models learn: the NAT claims table gives verdicts
+    "distill": {"beam": 5, "batch_size": 128, "max_len_a": 1.2, "max_len_b": 10},
     "decode": {"batch_size": 64},
     "speed": {"sentences": 200, "batch_sizes": [1, 128], "exclusive": True},
     "model_resources": {"dat": {"mem_mb": 8000}},
