@@ -22,10 +22,15 @@ For the full test set (the baseline every set is compared with) and for every se
   (nltk's word alignment is super-linear in length and refuses 2,000 tokens): the mean leaves
   it out, and the record names it (``ribes_unscored``, each entry's ``ribes.unscored``).
 
-Δ = set − full test set; ``below`` (``above``) says whether the whole interval of the set lies
-below (above) the full test set's BLEU. A set of fewer than :data:`MIN_INTERVAL_SENTENCES`
-sentences gets no such verdict (None): resampling a handful of sentences understates the
-spread, down to an interval of width 0 for one sentence. An empty set gets ``bleu`` None.
+Every number comes from the one resampling engine: the test set's resamples are drawn once
+(:class:`phenomt.core.metrics.resample.Resampler`) and a set's resample counts the draws of
+its own lines, so the full test set and every set are paired on the same resamples. Δ = set −
+full test set, with the paired interval of Δ and its two-sided p; the p-values of a system's
+sets are Holm-adjusted together (the family of one record). ``below`` (``above``) says whether
+the set is significantly below (above) the full test set after that correction. A set of
+fewer than :data:`MIN_INTERVAL_SENTENCES` sentences gets no such verdict (None) and stays out
+of the family: resampling a handful of sentences understates the spread, down to an interval
+of width 0 for one sentence. An empty set gets ``bleu`` None.
 
 Given the test set's tokenized source and reference (``tokenized``, what the parse and the
 aligner read), the record names the lines they kept out as over the length limit
@@ -43,6 +48,7 @@ from phenomt.core.bins import parse_bin
 from phenomt.core.io import InputError, read_lines
 from phenomt.core.lineids import read_ids, select_lines
 from phenomt.core.linelimit import kept_out_of_files, over_limit
+from phenomt.core.metrics import resample
 from phenomt.core.metrics.bleu import default_tokenizer
 from phenomt.core.metrics.ribes import (
     mean_ribes,
@@ -50,8 +56,15 @@ from phenomt.core.metrics.ribes import (
     ribes_tokens,
     sentence_ribes_scores,
 )
+from phenomt.systems import intervals
 from phenomt.systems.outputs import read_output, read_text
-from phenomt.systems.scores import CONFIDENCE, DEFAULT_SEED, INTERVAL_METHODS, significance
+from phenomt.systems.scores import (
+    CONFIDENCE,
+    DEFAULT_SEED,
+    INTERVAL_METHODS,
+    registered_metrics,
+    test_signature,
+)
 
 SCHEMA = "phenomt.systems.ldd/1"
 REORDER = "reorder"
@@ -118,24 +131,39 @@ def sentence_ribes(hypotheses: Sequence[str], references: Sequence[str], tokeniz
     return found, unscored
 
 
-def score_lines(hypotheses: Sequence[str], references: Sequence[str], *, tokenize: str,
-                ribes: Sequence[float | None] | None, samples: int, seed: int) -> dict:
-    """Sentences, BLEU with its interval and, given their sentence RIBES scores, RIBES of
-    selected lines."""
-    entry: dict = {"sentences": len(hypotheses), "bleu": None, "ribes": None}
-    if not hypotheses:
-        return entry
-    bleu = significance(hypotheses, references, None, tokenize=tokenize, test="bs",
-                        samples=samples, seed=seed, metrics=("bleu",))["bleu"]
-    entry["bleu"] = {key: bleu[key] for key in ("score", "ci_low", "ci_high",
-                                                 "ci_contains_score", "ci_reason",
-                                                 "signature", "test_signature")}
+class _Bleu:
+    """The test set's BLEU statistics for one system, resampled once for the full test set
+    and every set."""
+
+    def __init__(self, hypotheses: Sequence[str], references: Sequence[str], tokenize: str,
+                 samples: int, seed: int) -> None:
+        self.metric = registered_metrics(tokenize, ("bleu",))["bleu"]
+        self.stats = self.metric.statistics(hypotheses, references)
+        self.engine = resample.Resampler(len(references), samples, seed)
+        self.signature = self.metric.signature()
+        self.test_signature = test_signature(self.signature, "bs", samples, samples, seed)
+        self.full = self.engine.resampled(self.metric.score, self.stats)
+
+    def cell(self, rows: Sequence[int] | None) -> tuple[dict, float, object]:
+        """The BLEU entry of the lines ``rows`` (0-based; None: all), its score and its
+        resampled scores."""
+        score, values = (self.full if rows is None
+                         else self.engine.resampled(self.metric.score, self.stats, rows))
+        low, high = self.engine.interval(values)
+        entry = {"score": score,
+                 **intervals.checked_interval(score, low, high, bounds=self.metric.bounds,
+                                              samples=self.engine.samples,
+                                              confidence=self.engine.confidence),
+                 "signature": self.signature, "test_signature": self.test_signature}
+        return entry, score, values
+
+
+def _ribes_entry(ribes: Sequence[float | None] | None, tokenize: str) -> dict | None:
     scored = None if ribes is None else [score for score in ribes if score is not None]
-    if scored:
-        entry["ribes"] = {**ribes_record_of(mean_ribes(scored), f"sacreBLEU's {tokenize} "
-                                                                 "tokenizer"),
-                          "unscored": len(ribes) - len(scored)}
-    return entry
+    if not scored:
+        return None
+    return {**ribes_record_of(mean_ribes(scored), f"sacreBLEU's {tokenize} tokenizer"),
+            "unscored": len(ribes) - len(scored)}
 
 
 def ldd_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
@@ -160,38 +188,58 @@ def ldd_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
                                            f"reference {ref} has {len(references)}")
     output = read_output(hyp, ref)
     tokenize = tokenize or default_tokenizer(target_lang)
-    settings = {"tokenize": tokenize, "samples": samples, "seed": seed}
     # sentence RIBES once: the reordering set's lines are test-set lines
     ribes, ribes_unscored = sentence_ribes(output.lines, references, tokenize)
-    full = score_lines(output.lines, references, ribes=ribes, **settings)
-    full_bleu = full["bleu"]["score"] if full["bleu"] else None
+    bleu = _Bleu(output.lines, references, tokenize, samples, seed)
+    full_entry, full_bleu, full_values = bleu.cell(None)
+    full = {"sentences": len(references), "bleu": full_entry,
+            "ribes": _ribes_entry(ribes, tokenize)}
     scored = {}
     for challenge in sets:
         ids_path = f"{challenge.prefix}.ids"
         ids = read_ids(ids_path)
-        hyps = select_lines(output.lines, ids, ids_path, hyp)
         refs = select_lines(references, ids, ids_path, ref)
+        select_lines(output.lines, ids, ids_path, hyp)  # the ids fit the hypothesis too
         _check_set_reference(refs, f"{challenge.prefix}.ref",
                              lines=challenge.phenomenon != REORDER)
-        entry = score_lines(hyps, refs, **settings, ribes=select_lines(ribes, ids, ids_path)
-                            if challenge.phenomenon == REORDER else None)
-        bleu = entry["bleu"]
-        entry.update(phenomenon=challenge.phenomenon, bin=challenge.bin, ids=ids_path,
-                     difference=None, below=None, above=None)
-        if bleu is not None and full_bleu is not None:
-            entry["difference"] = bleu["score"] - full_bleu
+        entry: dict = {"sentences": len(ids), "bleu": None,
+                       "ribes": _ribes_entry(select_lines(ribes, ids, ids_path), tokenize)
+                       if challenge.phenomenon == REORDER else None,
+                       "phenomenon": challenge.phenomenon, "bin": challenge.bin,
+                       "ids": ids_path, "difference": None, "difference_ci": None,
+                       "p_value": None, "p_adjusted": None, "below": None, "above": None}
+        if ids:
+            entry["bleu"], score, values = bleu.cell([i - 1 for i in ids])
+            tested = bleu.engine.compare(score, values, full_bleu, full_values)
+            entry.update(difference=tested.difference, difference_ci=[tested.low, tested.high])
             if entry["sentences"] >= MIN_INTERVAL_SENTENCES:
-                entry.update(below=bleu["ci_high"] < full_bleu - TOLERANCE,
-                             above=bleu["ci_low"] > full_bleu + TOLERANCE)
+                entry["p_value"] = tested.p
         if entry["ribes"] and full["ribes"]:
             entry["ribes"]["difference"] = entry["ribes"]["score"] - full["ribes"]["score"]
         scored[challenge.name] = entry
+    _holm_verdicts(scored)
     return {"schema": SCHEMA, "testset": testset, "system": system, "kind": kind,
             "hypothesis": str(hyp), "reference": str(ref), "target_lang": target_lang,
             **output.summary(),
-            "test": {"name": "sentence bootstrap of sacreBLEU's BLEU statistics: the 95% "
-                             "percentile interval", "samples": samples, "seed": seed,
+            "test": {"name": "sentence bootstrap of sacreBLEU's BLEU statistics, drawn once "
+                             "for the test set: the 95% percentile interval, and each set "
+                             "against the full test set on the same resamples (paired; p "
+                             "Holm-adjusted over the record's sets)", "samples": samples,
+                     "seed": seed,
                      "confidence": CONFIDENCE, "tokenize": tokenize,
                      "method": INTERVAL_METHODS["percentile"]},
             "kept_out": kept_out, "ribes_unscored": ribes_unscored, FULL: full,
             "sets": scored}
+
+
+def _holm_verdicts(scored: dict[str, dict], alpha: float = resample.ALPHA) -> None:
+    """Holm-adjust the p of the sets large enough for a verdict, then mark each below or
+    above the full test set when its adjusted p < ``alpha``."""
+    names = [n for n, e in scored.items() if e["p_value"] is not None]
+    for name, adjusted in zip(names, resample.holm([scored[n]["p_value"] for n in names]),
+                              strict=True):
+        entry = scored[name]
+        significant = adjusted < alpha
+        entry.update(p_adjusted=adjusted,
+                     below=significant and entry["difference"] < -TOLERANCE,
+                     above=significant and entry["difference"] > TOLERANCE)

@@ -278,10 +278,17 @@ def paired_test(stats_a: Sequence | np.ndarray, stats_b: Sequence | np.ndarray, 
     spread = _scores(weights, a, score) - _scores(weights, b, score)
     spread = spread[np.isfinite(spread)]
     low, high = _percentiles(spread, confidence)
+    return Comparison(float(score_a), float(score_b), float(observed), low, high,
+                      _p_value(spread, observed), spread=spread)
+
+
+def _p_value(spread: np.ndarray, observed: float) -> float:
+    """Two-sided p of ``observed`` against the centred resampled differences; NaN when the
+    observed difference itself is undefined (a score without a defined value)."""
+    if not np.isfinite(observed):
+        return float("nan")
     centred = spread - spread.mean() if len(spread) else spread
-    p = float((1 + np.sum(np.abs(centred) >= abs(observed))) / (len(spread) + 1))
-    return Comparison(float(score_a), float(score_b), float(observed), low, high, p,
-                      spread=spread)
+    return float((1 + np.sum(np.abs(centred) >= abs(observed))) / (len(spread) + 1))
 
 
 # --------------------------------------------------------------------------- several tests
@@ -428,8 +435,19 @@ class Resampler:
                   rows: Sequence[int] | np.ndarray | None = None) -> tuple[float, np.ndarray]:
         """The score of ``stats`` (restricted to ``rows``) and its score on every resample."""
         array = self._select(stats, rows)
-        return float(score(array.sum(axis=0))), batch_scores(score,
-                                                             self._weights(rows) @ array)
+        weights = self._weights(rows)
+        return float(score(array.sum(axis=0))), self._undrawn(
+            weights, batch_scores(score, weights @ array))
+
+    @staticmethod
+    def _undrawn(weights: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """NaN for the resamples that drew none of a slice's sentences: its score is
+        undefined there (not 0), and intervals and tests leave those resamples out."""
+        empty = weights.sum(axis=1) == 0
+        if empty.any():
+            values = values.copy()
+            values[..., empty] = np.nan
+        return values
 
     def resampled_many(self, score: Score, stats: Sequence[np.ndarray],
                        rows: Sequence[int] | np.ndarray | None = None
@@ -442,7 +460,7 @@ class Resampler:
         observed = np.array([float(score(b.sum(axis=0))) for b in blocks])
         per_system = [batch_scores(score, totals[:, k * width:(k + 1) * width])
                       for k in range(len(blocks))]
-        return observed, np.vstack(per_system)
+        return observed, self._undrawn(self._weights(rows), np.vstack(per_system))
 
     def interval(self, values: np.ndarray) -> tuple[float, float]:
         """The interval of resampled scores by this test set's method."""
@@ -481,7 +499,5 @@ class Resampler:
         spread = spread[np.isfinite(spread)]
         low, high = _percentiles(spread, self.confidence)
         observed = observed_a - observed_b
-        centred = spread - spread.mean() if len(spread) else spread
-        p = float((1 + np.sum(np.abs(centred) >= abs(observed))) / (len(spread) + 1))
         return Comparison(float(observed_a), float(observed_b), float(observed), low, high,
-                          p, spread=spread)
+                          _p_value(spread, observed), spread=spread)
