@@ -372,14 +372,15 @@ def _l_all(record: dict[str, Any]) -> str:
 
 def _worst_set(record: dict[str, Any]) -> str:
     """The challenge set with the largest BLEU drop against the full test set, among those
-    large enough for an interval; whether its whole interval lies below."""
+    large enough for a verdict; whether it is significantly below the full test set (paired,
+    Holm-adjusted over the sets)."""
     drops = {name: entry for name, entry in record["sets"].items()
              if entry["difference"] is not None and entry["below"] is not None}
     if not drops:
         return f"no challenge set of {MIN_INTERVAL_SENTENCES}+ sentences"
     name = min(drops, key=lambda n: drops[n]["difference"])
     entry = drops[name]
-    below = "interval below the full set" if entry["below"] else "within noise"
+    below = "significantly below the full set" if entry["below"] else "within noise"
     return (f"worst challenge set {name} ({entry['difference']:+.2f} BLEU, "
             f"{entry['sentences']} sentences, {below})")
 

@@ -564,9 +564,12 @@ def _ldd_notes(testset: str, records: Sequence[Mapping],
              f"{first['reference']}). Set sizes (sentences): {sizes}.",
              "The sets are small: a set of a few dozen sentences has a BLEU interval many "
              "points wide, so a lower point estimate alone is weak evidence; ▼/▲ mark sets "
-             "whose whole 95% interval lies below/above the full test set's BLEU; † marks "
+             "significantly below/above the full test set: each set against the full test set "
+             "on the same resamples (the test set's resamples, a set counting the draws of its "
+             "own lines), p Holm-adjusted over the system's sets, < 0.05; † marks "
              f"sets of fewer than {MIN_INTERVAL_SENTENCES} sentences, too few for that verdict "
-             "(resampling a handful of sentences understates the spread).",
+             "(resampling a handful of sentences understates the spread). Intervals cover the "
+             "test sentences only.",
              f"Distance bins: {BINS_NOTE}. Reordering set ≥d: a source and a reference token "
              "aligned at positions at least d apart.",
              f"BLEU: sacreBLEU `{full['bleu']['signature']}`; intervals: "
@@ -610,7 +613,7 @@ def ldd_bleu_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str, str
     notes.insert(1, "Cell: BLEU [95% CI] Δ against the full test set (first row). Lexical sets "
                     f"at {', '.join(bin_title(b) for b in bins)} as in the paper's Table 4; "
                     "every bin in the by-distance table. 'below full test set': systems whose "
-                    "set BLEU is lower; 'interval below': those whose whole interval is.")
+                    "set BLEU is lower; 'interval below': those significantly below (▼).")
     shown = [row["set"] for row in rows[1:]]
     return pd.DataFrame(rows), notes + intervals.notes(_ldd_misses(records, shown, True))
 
