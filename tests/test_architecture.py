@@ -95,9 +95,8 @@ def test_no_module_reaches_up_to_the_command_line():
     assert not reaching
 
 
-#: Libraries that compute a metric; only ``core/metrics`` may import them. sacreBLEU's paired
-#: tests (``sacrebleu.significance``) take registered metrics' sacreBLEU objects, so they may be
-#: used where records are assembled.
+#: Libraries that compute a metric; only ``core/metrics`` may import them (sacreBLEU's own
+#: paired tests included: every interval and test comes from the one resampling module).
 METRIC_LIBRARIES = ("sacrebleu", "nltk")
 
 
@@ -117,9 +116,32 @@ def test_metrics_only_through_the_registry():
     offenders = {str(p.relative_to(ROOT)): sorted(m) for p in _modules(PACKAGE)
                  if metrics not in p.parents
                  and (m := {name for name in _library_imports(p)
-                            if name.split(".")[0] in METRIC_LIBRARIES
-                            and name != "sacrebleu.significance"})}
+                            if name.split(".")[0] in METRIC_LIBRARIES})}
     assert not offenders
+
+
+#: What draws resamples or computes a test's p-value; only the one resampling module
+#: (``core/metrics/resample.py``) may call them.
+RESAMPLING_CALLS = ("default_rng", "random.choice", "random.randint", "multinomial",
+                    "ttest_rel", "ttest_ind", "ttest_1samp", "permutation_test", "bootstrap(",
+                    "wilcoxon", "PairedTest", "paired_bs", "paired_ar")
+def test_every_interval_and_test_comes_from_the_one_resampling_module():
+    """Walks every module: none but core/metrics/resample.py draws resamples or computes a
+    p-value itself (a table's interval or test from elsewhere would be a second path)."""
+    engine = PACKAGE / "core" / "metrics" / "resample.py"
+    offenders = {}
+    for path in _modules(PACKAGE):
+        rel = str(path.relative_to(PACKAGE))
+        if path == engine:
+            continue
+        text = path.read_text(encoding="utf-8")
+        # a call of the engine itself (resample.bootstrap(...)) is what every module should do
+        text = re.sub(r"\bresample\.\w+", "", text)
+        found = [call for call in RESAMPLING_CALLS
+                 if re.search(rf"(?<![\w]){re.escape(call)}", text)]
+        if found:
+            offenders[rel] = found
+    assert not offenders, offenders
 
 
 def _module_name(path: Path) -> str:

@@ -7,13 +7,13 @@ import yaml
 from phenomt.core import papers
 from phenomt.core.io import InputError
 from phenomt.core.metrics.base import get, score_files
-from phenomt.core.metrics.bleu import corpus_bleu, default_tokenizer
+from phenomt.core.metrics.bleu import default_tokenizer
 from phenomt.core.stats import THESIS, THESIS_CORPORA, corpus_stats, thesis_sizes
 from phenomt.core.tables import bleu_table, model_card, stats_table, write_table
 
 
 def test_bleu_perfect_and_signature():
-    result = corpus_bleu(["The cat sat on the mat."], ["The cat sat on the mat."])
+    result = get("bleu").summary(["The cat sat on the mat."], ["The cat sat on the mat."])
     assert result["bleu"] == 100.0
     assert "tok:13a" in result["signature"] and "nrefs:1" in result["signature"]
 
@@ -22,11 +22,11 @@ def test_bleu_hand_computed():
     # hyp "a b c d" vs ref "a b c e": precisions 3/4, 2/3, 1/2 and 0/1 for 4-grams, which
     # sacreBLEU's default 'exp' smoothing turns into 1/(2*1) = 1/2. BP = 1.
     # BLEU = (0.75 * 2/3 * 0.5 * 0.5) ** (1/4) = 0.125 ** 0.25 = 0.5946
-    result = corpus_bleu(["a b c d"], ["a b c e"], tokenize="none")
+    result = get("bleu", tokenize="none").summary(["a b c d"], ["a b c e"])
     assert result["precisions"] == [75.0, pytest.approx(66.67), 50.0, 50.0]
     assert result["bleu"] == pytest.approx(59.46, abs=0.01)
     # hyp == ref[:4] of a 5-word ref: all precisions 100, BP = exp(1 - 5/4)
-    result = corpus_bleu(["a b c d"], ["a b c d e"], tokenize="none")
+    result = get("bleu", tokenize="none").summary(["a b c d"], ["a b c d e"])
     assert result["bp"] == pytest.approx(0.7788, abs=1e-4)
     assert result["bleu"] == pytest.approx(77.88, abs=0.01)
 

@@ -12,11 +12,12 @@ import math
 from pathlib import Path
 
 import pytest
+import sacrebleu
 
 from phenomt.cli import COMMAND_MODULES, CommandTree, build_parser
 from phenomt.core.bins import bin_title, parse_bin
 from phenomt.core.io import InputError
-from phenomt.core.metrics.bleu import bleu_from_statistics, bleu_statistics, corpus_bleu
+from phenomt.core.metrics.base import get
 from phenomt.core.metrics.ribes import (
     RIBES_ALPHA,
     RIBES_BETA,
@@ -174,7 +175,8 @@ def test_score_set_records_bleu_signature_and_ribes() -> None:
     hyps, refs = ["b a c d"], ["a b c d e"]
     record = score_set(key, "m", hyps, refs, corpus_sentences=10, tokenize="none")
     assert record["schema"] == SCORE_SCHEMA
-    assert record["bleu"] == corpus_bleu(hyps, refs, "none")
+    assert record["bleu"]["bleu"] == round(
+        sacrebleu.corpus_bleu(hyps, [refs], tokenize="none").score, 2)  # sacreBLEU's own
     assert "tok:none" in record["bleu"]["signature"] and record["scoring"] == "multi-bleu"
     # Tokens are the BLEU input split on whitespace (tokenize none): RIBES 0.812758 as above.
     assert record["ribes"]["score"] == 0.8128
@@ -268,7 +270,7 @@ def test_control_with_a_forced_answer() -> None:
     # BLEU 100 each, so the set ranks 1 of 11, percentile 0, p_lower = (1 + 0) / 11 = 0.0909.
     refs = [f"w{i} a{i} b{i} c{i} d{i}" for i in range(6)]
     hyps = ["x y z u v", "x y z u v", *refs[2:]]
-    rows = bleu_statistics(hyps, refs, tokenize="none")
+    rows = get("bleu", tokenize="none").statistics(hyps, refs)
     result = length_matched_control(rows, [5] * 6, [1, 2], draws=10, seed=3, exclude_set=True,
                                     tokenize="none")
     assert result["bleu"] == 0.0
@@ -283,10 +285,11 @@ def test_statistics_reproduce_corpus_bleu() -> None:
     hyps = ["Er ruft sie morgen an.", "He washes himself.", "That is good!", "He starts today."]
     refs = ["He will call her tomorrow.", "I wash myself.", "That is good.",
             "Luckily, he starts today."]
-    rows = bleu_statistics(hyps, refs)
+    rows = get("bleu").statistics(hyps, refs)
     for subset in ([0, 1, 2, 3], [1, 3], [2]):
-        direct = corpus_bleu([hyps[i] for i in subset], [refs[i] for i in subset])
-        assert round(bleu_from_statistics(rows[subset].sum(axis=0)), 2) == direct["bleu"]
+        direct = {"bleu": round(sacrebleu.corpus_bleu([hyps[i] for i in subset],
+                                                      [[refs[i] for i in subset]]).score, 2)}
+        assert round(get("bleu").score(rows[subset].sum(axis=0)), 2) == direct["bleu"]
 
 
 def test_control_record_is_deterministic(tmp_path: Path) -> None:
@@ -298,8 +301,8 @@ def test_control_record_is_deterministic(tmp_path: Path) -> None:
     second = control_record(key, "m", hyps, refs, srcs, [1, 4, 7, 20], draws=20, seed=5)
     assert first == second
     assert first["schema"] == CONTROL_SCHEMA and first["sentences"] == 4
-    assert first["bleu"] == corpus_bleu([hyps[i - 1] for i in (1, 4, 7, 20)],
-                                        [refs[i - 1] for i in (1, 4, 7, 20)])["bleu"]
+    assert first["bleu"] == round(sacrebleu.corpus_bleu(
+        [hyps[i - 1] for i in (1, 4, 7, 20)], [[refs[i - 1] for i in (1, 4, 7, 20)]]).score, 2)
     assert "nrefs:1" in first["signature"]
     assert len(first["control"]["bleu"]) == 20 and first["control"]["seed"] == 5
 
@@ -618,8 +621,12 @@ def test_cli_select_score_control_and_tables(tmp_path: Path) -> None:
                     "--output", str(tmp_path / "s.json")]) == 0
     score = json.loads((tmp_path / "s.json").read_text())
     assert (score["sentences"], score["corpus_sentences"]) == (2, 6)
-    assert score["bleu"] == corpus_bleu(["a dog sits on a mat .", "cow mat"],
-                                        ["the dog sat on the mat .", "the cow sat on the mat ."])
+    assert score["bleu"] == get("bleu").summary(
+        ["a dog sits on a mat .", "cow mat"],
+        ["the dog sat on the mat .", "the cow sat on the mat ."])
+    assert score["bleu"]["bleu"] == round(sacrebleu.corpus_bleu(
+        ["a dog sits on a mat .", "cow mat"],
+        [["the dog sat on the mat .", "the cow sat on the mat ."]]).score, 2)
     assert run_cli(["ldd", "score", *common, "--phenomenon", "baseline", "--hyp", str(hyps),
                     "--ref", str(refs), "--output", str(tmp_path / "b.json")]) == 0
     baseline = json.loads((tmp_path / "b.json").read_text())

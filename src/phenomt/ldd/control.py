@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from phenomt.core.metrics.bleu import bleu_from_statistics, bleu_statistics, corpus_bleu
+from phenomt.core.metrics.base import get
 from phenomt.ldd.score import scoring_name
 from phenomt.ldd.sets import CONTROL_SCHEMA, SetKey, select_lines
 
@@ -146,8 +146,9 @@ def length_matched_control(statistics_rows: np.ndarray, lengths: Sequence[int],
                            lowercase: bool = False) -> dict[str, Any]:
     """The set's BLEU and its length-matched control distribution.
 
-    ``statistics_rows`` are :func:`bleu_statistics` of the full corpus (computed once and
-    shared by all sets), ``lengths`` the tokenized-source lengths, ``ids`` the set's 1-based ids.
+    ``statistics_rows`` are the registered BLEU's statistics of the full corpus (computed once
+    and shared by all sets), ``lengths`` the tokenized-source lengths, ``ids`` the set's 1-based
+    ids.
     """
     if len(statistics_rows) != len(lengths):
         raise ValueError(f"{len(statistics_rows)} statistics rows but {len(lengths)} lengths")
@@ -156,10 +157,11 @@ def length_matched_control(statistics_rows: np.ndarray, lengths: Sequence[int],
     indices = [i - 1 for i in ids]
     if min(indices) < 0 or max(indices) >= len(lengths):
         raise ValueError(f"sentence ids must lie in 1..{len(lengths)}")
-    set_bleu = bleu_from_statistics(statistics_rows[indices].sum(axis=0), tokenize, lowercase)
+    bleu = get("bleu", tokenize=tokenize, lowercase=lowercase)
+    set_bleu = bleu.score(statistics_rows[indices].sum(axis=0))
     drawn = length_matched_draws(lengths, indices, draws, seed, tolerance, exclude_set)
-    scores = [bleu_from_statistics(statistics_rows[list(corpus)].sum(axis=0), tokenize,
-                                   lowercase) for corpus in drawn.corpora]
+    totals = np.array([statistics_rows[list(corpus)].sum(axis=0) for corpus in drawn.corpora])
+    scores = [float(s) for s in bleu.scores(totals)] if len(totals) else []
     return {"bleu": round(set_bleu, 2),
             "control": {"draws": draws, "seed": seed, "tolerance": tolerance,
                         "exclude_set": exclude_set,
@@ -183,11 +185,11 @@ def control_record(key: SetKey, model: str, hypotheses: Sequence[str],
               "corpus_sentences": len(hypotheses), "scoring": scoring_name(tokenize)}
     if not ids:
         return {**record, "bleu": None, "signature": None, "control": None}
-    rows = bleu_statistics(hypotheses, references, tokenize, lowercase)
+    bleu = get("bleu", tokenize=tokenize, lowercase=lowercase)
+    rows = bleu.statistics(hypotheses, references)
     lengths = [len(line.split()) for line in tokenized_sources]
     result = length_matched_control(rows, lengths, ids, draws, seed, tolerance, exclude_set,
                                      tokenize, lowercase)
     # Scored once more the ordinary way for the signature; the BLEU agrees with the statistics.
-    direct = corpus_bleu(select_lines(hypotheses, ids), select_lines(references, ids),
-                         tokenize, lowercase)
+    direct = bleu.summary(select_lines(hypotheses, ids), select_lines(references, ids))
     return {**record, "signature": direct["signature"], **result}

@@ -4,14 +4,15 @@
 
     {"schema": "phenomt.ldd.score/1", "model": "...", "corpus": "news", "direction": "de-en",
      "phenomenon": "particle", "bin": "ge1", "sentences": 232, "corpus_sentences": 3000,
-     "bleu": {<phenomt.core.metrics.bleu.corpus_bleu result, with its "signature">},
+     "bleu": {<phenomt.core.metrics.bleu.Bleu.summary record, with its "signature">},
      "scoring": "sacrebleu" | "multi-bleu",
      "ribes": null | {"score": 0.7712, "alpha": 0.25, "beta": 0.1, "tokens": "...",
                       "implementation": "nltk 3.x corpus_ribes"}}
 
-**BLEU** is sacreBLEU through :func:`phenomt.core.metrics.bleu.corpus_bleu`; ``tokenize="none"`` on
-Moses-tokenized hypotheses and references is the Moses ``multi-bleu.perl`` setting the paper
-used ("multi-bleu" in the tables; sacreBLEU's default ``exp`` smoothing still applies, which
+**BLEU** is the registered metric's sacreBLEU BLEU
+(:meth:`~phenomt.core.metrics.bleu.Bleu.summary`); ``tokenize="none"`` on Moses-tokenized
+hypotheses and references is the Moses ``multi-bleu.perl`` setting the paper used
+("multi-bleu" in the tables; sacreBLEU's default ``exp`` smoothing still applies, which
 differs from multi-bleu only when some n-gram order has no match at all).
 """
 
@@ -20,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from phenomt.core.metrics.bleu import corpus_bleu
+from phenomt.core.metrics.base import get
 from phenomt.core.metrics.ribes import ribes_record, ribes_tokens
 from phenomt.ldd.extract import (
     REORDER,
@@ -53,8 +54,8 @@ def score_set(key: SetKey, model: str, hypotheses: Sequence[str], references: Se
     record: dict[str, Any] = {"schema": SCORE_SCHEMA, "model": model, **key.meta(),
                               "sentences": len(hypotheses),
                               "corpus_sentences": corpus_sentences,
-                              "bleu": corpus_bleu(hypotheses, references, tokenize, lowercase)
-                              if hypotheses else None,
+                              "bleu": get("bleu", tokenize=tokenize, lowercase=lowercase)
+                              .summary(hypotheses, references) if hypotheses else None,
                               "scoring": scoring_name(tokenize), "ribes": None}
     if ribes and hypotheses:
         if (ribes_hypotheses is None) != (ribes_references is None):

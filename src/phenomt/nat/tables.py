@@ -45,7 +45,7 @@ from phenomt.core import papers
 from phenomt.core.bpe import remove_bpe
 from phenomt.core.io import InputError, atomic_write, count_lines, read_lines, write_json
 from phenomt.core.lazy import pandas as pd
-from phenomt.core.metrics.bleu import corpus_bleu
+from phenomt.core.metrics.base import get
 from phenomt.core.nmt import (
     average_checkpoints,
     fairseq_env,
@@ -186,8 +186,8 @@ def checkpoint_candidates(directory: str | Path) -> list[tuple[Path, int]]:
 def validation_bleu(output: str, references: Sequence[str]) -> float:
     """BLEU of fairseq-generate output (subword hypotheses) against subword references."""
     hypotheses = parse_hypotheses(output.splitlines(), len(references))
-    score = corpus_bleu([remove_bpe(h) for h in hypotheses], [remove_bpe(r) for r in references],
-                        tokenize="none")
+    score = get("bleu", tokenize="none").summary([remove_bpe(h) for h in hypotheses],
+                                                 [remove_bpe(r) for r in references])
     return float(score["bleu"])
 
 

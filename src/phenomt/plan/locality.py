@@ -128,7 +128,7 @@ class LocalityPlan(SectionPlan):
     def lstm_encoder(self) -> str:
         """The LSTM runs' encoder as fairseq trains it: bidirectional only with
         ``encoder_bidirectional`` (fairseq's ``lstm`` is unidirectional by default)."""
-        options = {**self.section.get("training", {}), **self.section.get("lstm", {})}
+        options = {**self.section["training"], **self.section["lstm"]}
         return "bidirectional" if options.get("encoder_bidirectional") else "unidirectional"
 
     def claims_args(self) -> str:

@@ -72,58 +72,15 @@ def default_tokenizer(target_lang: str) -> str:
     return {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab"}.get(target_lang, "13a")
 
 
-def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str], tokenize: str = "13a",
-                lowercase: bool = False) -> dict:
-    """BLEU of detokenized hypotheses against one reference each.
-
-    ``tokenize="none"`` on Moses-tokenized text reproduces Moses ``multi-bleu.perl``
-    (which the LDD paper used), up to its handling of empty hypotheses.
-    """
-    metric = make_bleu(tokenize, lowercase)
-    score = metric.corpus_score(list(hypotheses), [list(references)])
-    return {
-        "bleu": round(score.score, 2),
-        "precisions": [round(p, 2) for p in score.precisions],
-        "bp": round(score.bp, 4),
-        "sys_len": score.sys_len,
-        "ref_len": score.ref_len,
-        "sentences": len(hypotheses),
-        "signature": str(metric.get_signature()),
-    }
-
-
-def bleu_statistics(hypotheses: Sequence[str], references: Sequence[str], tokenize: str = "13a",
-                    lowercase: bool = False) -> np.ndarray:
-    """Sentence-level BLEU sufficient statistics, one row per sentence:
-    ``hyp_len, ref_len, correct_1..4, total_1..4`` (sacreBLEU's counts).
-
-    The sum of the rows of any subset gives that subset's corpus BLEU exactly
-    (:func:`bleu_from_statistics`).
-    """
-    return Bleu(tokenize, lowercase).statistics(hypotheses, references).astype(np.int64)
-
-
 STATISTICS_COLUMNS = ["hyp_len", "ref_len", *(f"correct_{n}" for n in range(1, 5)),
                       *(f"total_{n}" for n in range(1, 5))]
 
 
-def bleu_score(tokenize: str = "13a", lowercase: bool = False) -> resample.Score:
-    """Corpus BLEU (unrounded) of one vector of summed :func:`bleu_statistics`, smoothed as
-    :func:`corpus_bleu` does: the :class:`Bleu` metric's score."""
-    return Bleu(tokenize, lowercase).score
-
-
 def bleu_score_of(signature: str) -> resample.Score:
-    """:func:`bleu_score` with the tokenizer and casing a sacreBLEU signature names
+    """The registered BLEU's score with the tokenizer and casing a sacreBLEU signature names
     (``tok:13a``, ``case:lc``), so that resampling scores as the record was scored."""
     fields = dict(part.split(":", 1) for part in signature.split("|") if ":" in part)
-    return bleu_score(fields.get("tok", "13a"), fields.get("case") == "lc")
-
-
-def bleu_from_statistics(totals: np.ndarray, tokenize: str = "13a", lowercase: bool = False
-                         ) -> float:
-    """Corpus BLEU (unrounded) of summed statistics, smoothed as :func:`corpus_bleu` does."""
-    return bleu_score(tokenize, lowercase)(totals)
+    return Bleu(fields.get("tok", "13a"), fields.get("case") == "lc").score
 
 
 @register
@@ -165,6 +122,15 @@ class Bleu(SacrebleuMetric):
         # no match at all, or an order with no n-gram (sacreBLEU stops there: BLEU 0)
         dead = ~(correct > 0).any(axis=1) | (total <= 0).any(axis=1)
         return np.where(dead, 0.0, value)
+
+    def summary(self, hypotheses: Sequence[str], references: Sequence[str]) -> dict:
+        """Corpus BLEU as a record: the score rounded to two decimals as sacreBLEU prints
+        it, its precisions, brevity penalty and lengths, the sentences and the signature.
+        ``tokenize="none"`` on Moses-tokenized text reproduces Moses ``multi-bleu.perl``
+        (which the LDD paper used), up to its handling of empty hypotheses."""
+        totals = self.statistics(hypotheses, references).sum(axis=0)
+        return {"bleu": round(self.score(totals), 2), **self.details(totals),
+                "sentences": len(hypotheses), "signature": self.signature()}
 
     def details(self, totals: np.ndarray) -> dict[str, Any]:
         scored = self.metric._compute_score_from_stats([float(x) for x in totals])

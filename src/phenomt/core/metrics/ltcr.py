@@ -222,9 +222,7 @@ def bootstrap_ratios(counts: np.ndarray, resamples: int, seed: int, size: int | 
                      ) -> np.ndarray:
     """Micro-averaged ratios of ``resamples`` document samples drawn with replacement (``size``
     documents each, default all); samples with nothing judged give NaN."""
-    rng = np.random.default_rng(seed)
-    n = counts.shape[0]
-    picks = rng.integers(0, n, size=(resamples, size or n))
+    picks = resample.resample_indices(counts.shape[0], resamples, seed, size)
     judged = counts[picks, 0].sum(axis=1)
     consistent = counts[picks, 1].sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -233,11 +231,9 @@ def bootstrap_ratios(counts: np.ndarray, resamples: int, seed: int, size: int | 
 
 def percentile_interval(ratios: np.ndarray, level: float) -> list[float] | None:
     """The central ``level`` percentile interval of the finite ratios, or None."""
-    finite = ratios[np.isfinite(ratios)]
-    if finite.size == 0:
+    low, high = resample.interval_of(ratios, "percentile", level)
+    if not np.isfinite(low):
         return None
-    tail = (1.0 - level) / 2 * 100
-    low, high = np.percentile(finite, [tail, 100 - tail])
     return [round(float(low), 6), round(float(high), 6)]
 
 

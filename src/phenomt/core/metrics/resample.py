@@ -1,6 +1,6 @@
 """Sentence-bootstrap intervals and paired tests for any corpus metric whose score is a
 function of per-sentence statistics summed over the corpus: BLEU (sacreBLEU's n-gram counts,
-:func:`phenomt.core.metrics.bleu.bleu_statistics`), CRR and DRR (pair counts over |Y| - 1).
+the registered BLEU's statistics), CRR and DRR (pair counts over |Y| - 1).
 
 A resample draws n sentences with replacement; it is stored as a row of multinomial weights
 (how often each sentence was drawn), so the resampled corpus statistics of every resample are
@@ -105,17 +105,24 @@ def record_statistics(record: Mapping[str, Any], path: str | Path,
     return rows if columns is None else rows.reshape(-1, len(columns))
 
 
+def resample_indices(n: int, samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_SEED,
+                     size: int | None = None) -> np.ndarray:
+    """``samples`` x ``size`` (default ``n``) indices drawn uniformly with replacement from
+    ``range(n)``: the draws behind :func:`resample_weights` (the same seed, the same draws),
+    for units that are summed whole (documents) or samples smaller than the corpus."""
+    if n < 1:
+        raise ValueError("cannot resample an empty corpus")
+    if samples < 1:
+        raise ValueError(f"samples must be positive, got {samples}")
+    return np.random.default_rng(seed).integers(0, n, size=(samples, size or n))
+
+
 def resample_weights(n: int, samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_SEED
                      ) -> np.ndarray:
     """``samples`` x ``n`` draw counts: row r says how often resample r drew each sentence
     (n draws with replacement, uniform: a multinomial row, counted from drawn indices, which
     is some ten times faster than numpy's multinomial for thousands of sentences)."""
-    if n < 1:
-        raise ValueError("cannot resample an empty corpus")
-    if samples < 1:
-        raise ValueError(f"samples must be positive, got {samples}")
-    rng = np.random.default_rng(seed)
-    drawn = rng.integers(0, n, size=(samples, n)) + n * np.arange(samples)[:, None]
+    drawn = resample_indices(n, samples, seed) + n * np.arange(samples)[:, None]
     return np.bincount(drawn.ravel(), minlength=samples * n).reshape(samples, n)
 
 
