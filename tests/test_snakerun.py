@@ -1,0 +1,84 @@
+"""The quiet Snakemake runner of ``phenomt evaluate``: the progress line read off Snakemake's
+log, and a failed job's own error line found in its log."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+from phenomt.core import snakerun
+
+# Lines as Snakemake 9 writes them (from a real run that failed on a download).
+LOG = """Job stats:
+job                  count
+-----------------  -------
+fetch                    3
+total                   36
+
+localrule fetch:
+    output: resources/downloads/t.de-en.de
+    log: results/logs/fetch/t.de-en.de.log
+1 of 36 steps (3%) done
+localrule prepare_corpus:
+    log: results/logs/prepare/t.de-en.de.log
+Error in rule fetch:
+    message: None
+    jobid: 20
+    output: resources/downloads/udpipe.german-gsd-2.5
+    log: results/logs/fetch/udpipe.german-gsd-2.5.log (check log file(s) for error details)
+4 of 36 steps (11%) done
+Exiting because a job execution failed. Look above for error messages
+WorkflowError:
+At least one job did not complete successfully.
+"""
+
+
+def test_progress_reads_jobs_stage_and_total_off_the_log():
+    progress = snakerun.Progress()
+    lines = LOG.splitlines()
+    for line in lines[:5]:
+        progress.update(line)
+    assert (progress.done, progress.total, progress.stage) == (0, 36, "starting")
+    for line in lines[5:12]:
+        progress.update(line)
+    assert (progress.done, progress.total, progress.stage) == (1, 36, "prepare_corpus")
+    assert progress.line().startswith("[1/36 jobs] prepare_corpus, 0:0")
+    progress.update("Nothing to be done (all requested files are present and up to date).")
+    assert progress.total == 0 and progress.stage == "nothing to do"
+
+
+def test_a_failed_job_is_named_with_its_own_error_line(tmp_path):
+    log = tmp_path / "snakemake.log"
+    log.write_text(LOG, encoding="utf-8")
+    job_log = tmp_path / "results" / "logs" / "fetch" / "udpipe.german-gsd-2.5.log"
+    job_log.parent.mkdir(parents=True)
+    job_log.write_text("downloading ...\nphenomt: error: udpipe.german-gsd-2.5: cannot be "
+                       "fetched from https://example.org/x (refused)\n", encoding="utf-8")
+    [failure] = snakerun.failures(log, tmp_path)
+    assert failure.rule == "fetch" and failure.log == job_log
+    assert failure.line(" (hint)") == ("fetch failed: udpipe.german-gsd-2.5: cannot be fetched "
+                                       "from https://example.org/x (refused) (hint) "
+                                       f"(log: {job_log})")
+    # a job log that ends in a traceback gives its last line
+    job_log.write_text("Traceback (most recent call last):\n  ...\nValueError: bad\n",
+                       encoding="utf-8")
+    assert snakerun.failures(log, tmp_path)[0].message == "ValueError: bad"
+    # no failed job: Snakemake's own last error line
+    log.write_text("Building DAG\nMissingInputException in rule x:\nnope\n", encoding="utf-8")
+    assert snakerun.failures(log, tmp_path)[0].message == "MissingInputException in rule x:"
+
+
+def test_run_writes_the_whole_output_to_the_log_and_keeps_the_terminal_quiet(tmp_path):
+    script = "import sys\nprint('rule a:')\nprint('1 of 1 steps (100%) done')\nsys.exit(3)\n"
+    stream = io.StringIO()  # not a terminal: nothing is drawn
+    result = snakerun.run([sys.executable, "-c", script], tmp_path / "s.log", stream=stream)
+    assert result.returncode == 3 and not result.interrupted
+    assert (result.progress.done, result.progress.total) == (1, 1)
+    assert Path(tmp_path / "s.log").read_text("utf-8").splitlines() == [
+        "rule a:", "1 of 1 steps (100%) done"]
+    assert stream.getvalue() == ""
+    echoed = io.StringIO()
+    snakerun.run([sys.executable, "-c", script], tmp_path / "s.log", stream=echoed,
+                 verbose=True)
+    assert "1 of 1 steps (100%) done" in echoed.getvalue()
