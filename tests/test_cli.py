@@ -88,3 +88,19 @@ def test_lazy_import_loads_on_first_use_and_reuses_loaded_modules(capsys):
     finally:
         sys.path.remove(str(probe.parent))
         sys.modules.pop(name, None)
+
+
+def test_every_option_of_evaluate_and_every_group_says_what_it_does():
+    import argparse
+
+    from phenomt.cli import COMMANDS, GROUP_HELP, build_parser
+
+    parser = build_parser()
+    groups = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(COMMANDS) <= set(GROUP_HELP)
+    helps = {c.dest: c.help for c in groups._choices_actions}
+    assert all(helps[g] == GROUP_HELP[g] for g in COMMANDS)
+    evaluate = groups.choices["evaluate"]
+    missing = [a.dest for a in evaluate._actions if not a.help]
+    assert not missing
+    assert "When a mirror is needed" in evaluate.format_help()
