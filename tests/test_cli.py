@@ -97,9 +97,12 @@ def test_every_option_of_evaluate_and_every_group_says_what_it_does():
 
     parser = build_parser()
     groups = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    assert set(COMMANDS) <= set(GROUP_HELP)
     helps = {c.dest: c.help for c in groups._choices_actions}
-    assert all(helps[g] == GROUP_HELP[g] for g in COMMANDS)
+    for name in COMMANDS:
+        nested = any(isinstance(a, argparse._SubParsersAction)
+                     for a in groups.choices[name]._actions)
+        # a group says what its commands do; a top-level command (evaluate) has its own help
+        assert helps[name] == GROUP_HELP[name] if nested else helps[name], name
     evaluate = groups.choices["evaluate"]
     missing = [a.dest for a in evaluate._actions if not a.help]
     assert not missing
