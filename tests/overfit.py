@@ -1,13 +1,14 @@
 """Overfitting runs: can a model kind memorise a small corpus?
 
-A model that cannot reproduce 150 sentence pairs it has seen many times has a bug in its loss,
-its masking, its schedule or its decoding. Each run goes through the pipeline's own code: the
-options come from the plan of the default config (``phenomt.plan``, as the rules get them);
-the data is written by the functions the rules call (locality preparation, document context,
-concatenation); training and decoding run through ``phenomt.core.nmt`` (fairseq-preprocess,
-fairseq-train with resumption, fairseq-generate with the pipeline's post-processing); BLEU is
-sacreBLEU's. Only the schedule is overridden (more updates, no dropout, small batches, no
-validation), so that memorising takes a minute on one core instead of the recipe's hours.
+A model that cannot reproduce the 100 sentence pairs (``N_PAIRS``) it has seen many times has
+a bug in its loss, its masking, its schedule or its decoding. Each run goes through the
+pipeline's own code: the options come from the plan of the default config (``phenomt.plan``,
+as the rules get them); the data is written by the functions the rules call (locality
+preparation, document context, concatenation); training and decoding run through
+``phenomt.core.nmt`` (fairseq-preprocess, fairseq-train with resumption, fairseq-generate
+with the pipeline's post-processing); BLEU is sacreBLEU's. Only the schedule is overridden
+(more updates, no dropout, small batches, no validation), so that memorising takes a minute
+on one core instead of the recipe's hours.
 
 Data: Multi30k training pairs from the offline mirror, Moses-tokenized, word level (subwords
 are not what is tested here).
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -120,14 +122,35 @@ def train(run: Run, data_bin: str, options: dict[str, Any],
     return output
 
 
-def train_in_two(run: Run, data_bin: str, options: dict[str, Any], halfway: int
-                 ) -> tuple[str, str]:
+def train_in_two(run: Run, data_bin: str, options: dict[str, Any], halfway: int,
+                 save_every: int = 0, keep: int = -1) -> tuple[str, str]:
     """Train up to update ``halfway``, keep that model, then resume to the end (the
-    pipeline's resumption path); returns the half-way and the final model."""
-    first = train(run, data_bin, {**options, "max_update": halfway})
+    pipeline's resumption path); returns the half-way and the final model.
+
+    With ``save_every``, fairseq also saves a checkpoint every so many updates before
+    ``halfway`` (none at an update that ends an epoch), of which the last ``keep`` (-1: all)
+    are kept as ``model-<update>.pt`` (see :func:`kept_models`). Saving changes nothing in
+    the training."""
+    saving = {"save_interval_updates": save_every, "keep_interval_updates": keep} \
+        if save_every else {}
+    first = train(run, data_bin, {**options, "max_update": halfway, **saving})
+    if save_every:
+        # copied out: the resumed training deletes interval checkpoints beyond its own limit
+        for path in (run.root / "model-checkpoints").glob("checkpoint_*_*.pt"):
+            shutil.copyfile(path, run.root / f"model-{path.stem.rsplit('_', 1)[1]}.pt")
     kept = str(run.root / f"model-{halfway}.pt")
     shutil.copyfile(first, kept)
     return kept, train(run, data_bin, options)
+
+
+def kept_models(run: Run) -> dict[int, str]:
+    """The models :func:`train_in_two` kept before the end, by update."""
+    models = {}
+    for path in run.root.glob("model-*.pt"):
+        update = path.stem.removeprefix("model-")
+        if update.isdigit():
+            models[int(update)] = str(path)
+    return models
 
 
 def decode(run: Run, data_bin: str, model: str, options: dict[str, Any],
@@ -182,6 +205,31 @@ def locality_run(root: Path, pairs: list[tuple[str, str]], setting: str) -> tupl
     sources = (root / "train.src").read_text(encoding="utf-8").splitlines()
     targets = (root / "train.tgt").read_text(encoding="utf-8").splitlines()
     return Run(root, sources, targets), info
+
+
+def shuffled(sentence: str, rng: random.Random) -> str:
+    """The sentence's words in a random order other than their own (a sentence whose words
+    are all the same word stays as it is)."""
+    words = sentence.split()
+    if len(set(words)) < 2:
+        return sentence
+    while True:
+        order = rng.sample(words, len(words))
+        if order != words:
+            return " ".join(order)
+
+
+def shuffled_target_run(root: Path, pairs: list[tuple[str, str]], seed: int = 1) -> Run:
+    """The pairs with each target's words shuffled; the references stay in their order.
+
+    Training on these tests an order-agnostic loss: OaXE assigns the target words to the
+    positions that predict them best, so their order in the training data makes no
+    difference, while a loss in the reference's order would teach the shuffled order.
+    """
+    rng = random.Random(seed)
+    run = write_pairs(root, [s for s, _ in pairs], [shuffled(t, rng) for _, t in pairs])
+    run.references = [t for _, t in pairs]
+    return run
 
 
 def document_ids(n: int) -> list[str]:
