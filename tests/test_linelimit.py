@@ -9,23 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from phenomt.cli import build_parser
 from phenomt.core import linelimit
 from phenomt.core.io import InputError
 from phenomt.core.linelimit import MAX_TOKENS
+from tests.test_systems_ldd import _write, run
 
 REFS = ["the cat sat on mats", "a dog ran far away", "birds sing in the morning"]
 HUGE = "a " * 500_000  # a 1 MB line
-
-
-def run(*argv: object) -> int:
-    args = build_parser(["phenomt.systems.cli"]).parse_args([str(a) for a in argv])
-    return int(args.handler(args) or 0)
-
-
-def _write(path: Path, lines: list[str]) -> Path:
-    path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
-    return path
 
 
 def test_the_limit_counts_whitespace_tokens():
