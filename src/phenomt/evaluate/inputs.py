@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,8 +78,3 @@ def read_origins(outdir: Path) -> dict[str, Path]:
         return {}
     with open(path, encoding="utf-8") as handle:
         return {role: Path(original) for role, original in json.load(handle).items()}
-
-
-def readable(path: Path) -> bool:
-    """Whether the original is still there to be read."""
-    return path.is_file() and os.access(path, os.R_OK)
