@@ -8,7 +8,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 export OMP_NUM_THREADS := 1
 export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD := 1
 
-.PHONY: setup run report test lint dryrun bench clean
+.PHONY: setup run report test lint dryrun bench gpu-check clean
 
 setup: $(STAMP)
 
@@ -29,15 +29,25 @@ dryrun: $(STAMP)
 	$(BIN)/snakemake -n --configfile $(CONFIG)
 
 test: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/python -m pytest -q --durations=8
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/snakemake --lint --configfile $(CONFIG)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/stage_times.py results/benchmarks
+
+# The GPU path on one CUDA GPU (scripts/gpu_check.py): overfitting tests in fp32 and fp16, one
+# epoch per model kind at the paper config's settings, decoding speed. Builds the findings
+# data it trains on first (needs the data mirror). `make gpu-check OUT=dir`.
+OUT ?= results/gpu-check
+FINDINGS_DATA := results/findings/models/transformer.de-en
+gpu-check: $(STAMP)
+	$(BIN)/snakemake --cores $(CORES) --configfile config/findings.yaml \
+		$(FINDINGS_DATA)/bin $(FINDINGS_DATA)/bin-test/multi30k.test2016
+	$(BIN)/python scripts/gpu_check.py $(OUT)
 
 clean:
 	rm -rf results resources .snakemake

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import random
 import shutil
 import time
@@ -47,6 +48,27 @@ SENT_MODEL = "transformer.zh-en"  # the default config's Sent-Transformer (step 
 SCHEDULE = {"dropout": 0.0, "max_tokens": 1024, "disable_validation": True,
             "save_interval": 100_000, "save_interval_updates": 0, "log_interval": 50,
             "no_epoch_checkpoints": True}
+
+
+@dataclass(frozen=True)
+class Device:
+    """Where a run trains and decodes: its name in test ids and reports, and the fairseq
+    options that pin it (``cpu``; ``fp16`` as fairseq's GPU recipes train)."""
+
+    name: str
+    options: dict[str, Any]
+
+
+#: The CPU, and one CUDA GPU in fp32 and in fp16. ``make gpu-check`` runs the CUDA ones.
+DEVICES = {"cpu": Device("cpu", {"cpu": True}),
+           "cuda-fp32": Device("cuda-fp32", {"cpu": False}),
+           "cuda-fp16": Device("cuda-fp16", {"cpu": False, "fp16": True})}
+
+
+def cuda_available() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())
 
 
 def default_plan() -> Plan:
@@ -108,22 +130,22 @@ def binarize(run: Run, joined: bool = True, dict_dir: str | None = None,
     return destdir
 
 
-def train(run: Run, data_bin: str, options: dict[str, Any],
+def train(run: Run, data_bin: str, options: dict[str, Any], device: Device,
           extra_args: list[str] | None = None, seed: int = 1) -> str:
-    """Train (or resume) through :func:`phenomt.core.nmt.train`; returns the published
-    checkpoint."""
+    """Train (or resume) through :func:`phenomt.core.nmt.train` on ``device``; returns the
+    published checkpoint."""
     output = str(run.root / "model.pt")
     log = run.root / "model.train.log"
     start = time.perf_counter()
-    nmt.train(data_bin, str(run.root / "model-checkpoints"), output, options, seed,
-              str(log), extra_args or [])
+    nmt.train(data_bin, str(run.root / "model-checkpoints"), output,
+              {**options, **device.options}, seed, str(log), extra_args or [])
     run.seconds += time.perf_counter() - start
     run.log = log.read_text(encoding="utf-8")
     return output
 
 
-def train_in_two(run: Run, data_bin: str, options: dict[str, Any], halfway: int,
-                 save_every: int = 0, keep: int = -1) -> tuple[str, str]:
+def train_in_two(run: Run, data_bin: str, options: dict[str, Any], device: Device,
+                 halfway: int, save_every: int = 0, keep: int = -1) -> tuple[str, str]:
     """Train up to update ``halfway``, keep that model, then resume to the end (the
     pipeline's resumption path); returns the half-way and the final model.
 
@@ -133,14 +155,14 @@ def train_in_two(run: Run, data_bin: str, options: dict[str, Any], halfway: int,
     the training."""
     saving = {"save_interval_updates": save_every, "keep_interval_updates": keep} \
         if save_every else {}
-    first = train(run, data_bin, {**options, "max_update": halfway, **saving})
+    first = train(run, data_bin, {**options, "max_update": halfway, **saving}, device)
     if save_every:
         # copied out: the resumed training deletes interval checkpoints beyond its own limit
         for path in (run.root / "model-checkpoints").glob("checkpoint_*_*.pt"):
             shutil.copyfile(path, run.root / f"model-{path.stem.rsplit('_', 1)[1]}.pt")
     kept = str(run.root / f"model-{halfway}.pt")
     shutil.copyfile(first, kept)
-    return kept, train(run, data_bin, options)
+    return kept, train(run, data_bin, options, device)
 
 
 def kept_models(run: Run) -> dict[int, str]:
@@ -153,10 +175,10 @@ def kept_models(run: Run) -> dict[int, str]:
     return models
 
 
-def decode(run: Run, data_bin: str, model: str, options: dict[str, Any],
+def decode(run: Run, data_bin: str, model: str, options: dict[str, Any], device: Device,
            context: bool = False, concat_separator: str | None = None) -> list[str]:
-    """Translate the training source as the pipeline decodes a test set (text layout with the
-    model's dictionaries, fairseq-generate, subwords merged, detokenized)."""
+    """Translate the training source on ``device`` as the pipeline decodes a test set (text
+    layout with the model's dictionaries, fairseq-generate, subwords merged, detokenized)."""
     name = Path(model).stem  # one folder per decoded model
     test_dir = str(run.root / f"test-{name}")
     nmt.write_text_layout(test_dir, run.prefix(), data_bin,
@@ -164,7 +186,7 @@ def decode(run: Run, data_bin: str, model: str, options: dict[str, Any],
     output = run.root / f"hyp-{name}.txt"
     start = time.perf_counter()
     nmt.generate(test_dir, model, str(run.root / "train.src"), str(output), "en", "none",
-                 options, 1, str(run.root / f"generate-{name}.log"),
+                 {**options, **device.options}, 1, str(run.root / f"generate-{name}.log"),
                  concat_separator=concat_separator)
     run.seconds += time.perf_counter() - start
     return output.read_text(encoding="utf-8").splitlines()
@@ -177,13 +199,19 @@ def bleu(hypotheses: list[str], tokenized_references: list[str]) -> float:
     return sacrebleu.corpus_bleu(hypotheses, [references]).score
 
 
-def report(name: str, run: Run, score: float) -> None:
-    """A line for pytest's output (-s) and a JSON file beside the run, for the benchmarks."""
-    line = f"overfit {name}: BLEU {score:.1f} on its {len(run.train_src)} training pairs, " \
-           f"{run.seconds:.0f} s"
+def report(name: str, run: Run, score: float, device: Device) -> None:
+    """A line for pytest's output (-s) and a JSON file beside the run, for the benchmarks;
+    also a line of ``$PHENOMT_OVERFIT_RESULTS`` where that names a file (``make gpu-check``
+    collects every run's score there, also from parallel pytest workers)."""
+    line = f"overfit {name} ({device.name}): BLEU {score:.1f} on its {len(run.train_src)} " \
+           f"training pairs, {run.seconds:.0f} s"
     print(line)
-    (run.root / "overfit.json").write_text(json.dumps(
-        {"kind": name, "bleu": score, "seconds": run.seconds}) + "\n")
+    record = json.dumps({"kind": name, "device": device.name, "bleu": score,
+                         "seconds": run.seconds}) + "\n"
+    (run.root / "overfit.json").write_text(record)
+    if results := os.environ.get("PHENOMT_OVERFIT_RESULTS"):
+        with open(results, "a", encoding="utf-8") as handle:  # one short line: one write
+            handle.write(record)
 
 
 # --- the data of each family -----------------------------------------------------------------

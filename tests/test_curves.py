@@ -5,7 +5,7 @@ import json
 import pytest
 
 from phenomt.cli import main
-from phenomt.core.curves import parse_validations
+from phenomt.core.curves import parse_train_epochs, parse_validations
 
 VALID = "2026-11-25 12:31:02 | INFO | valid | epoch {:03d} | valid on 'valid' subset | "
 LOG = "\n".join([
@@ -37,6 +37,24 @@ def test_the_log_file_format_of_fairseq():
     assert parse_validations(text) == [
         {"epoch": 1, "num_updates": 132.0, "loss": 8.19, "bleu": 2.12},
         {"epoch": 2, "num_updates": 264.0, "loss": 6.78, "bleu": 8.05}]
+
+
+def test_training_summaries_per_epoch_console_and_log_file():
+    # the console's line and the log file's (no prefix); progress lines (``epoch 001:``) and
+    # validation lines are not summaries
+    text = "\n".join([
+        "2026-11-27 10:00:01 | INFO | train_inner | epoch 001:     50 / 132 loss=9.1, wps=5",
+        "2026-11-27 10:00:09 | INFO | train | epoch 001 | loss 9.05 | wps 51234.5 | "
+        "num_updates 33 | loss_scale 16 | train_wall 7 | gb_free 70.1 | wall 9",
+        VALID.format(1) + "loss 8.5 | num_updates 33",
+        "epoch 002 | loss 8.1 | wps 60000 | num_updates 66 | train_wall 6 | wall 16",
+        "epoch 002 | loss 8.0 | wps 61000 | num_updates 66 | train_wall 6 | wall 16",
+    ])
+    first, second = parse_train_epochs(text)
+    assert first == {"epoch": 1, "loss": 9.05, "wps": 51234.5, "num_updates": 33,
+                     "loss_scale": 16, "train_wall": 7, "gb_free": 70.1, "wall": 9}
+    assert second["epoch"] == 2 and second["loss"] == 8.0  # the later line of a repeat
+    assert parse_train_epochs(LOG) == []
 
 
 def test_command_writes_csv_and_figure_from_model_info(tmp_path, capsys):

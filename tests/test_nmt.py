@@ -4,8 +4,10 @@ import sys
 import pytest
 
 from phenomt.cli import main
+from phenomt.core import nmt
 from phenomt.core.io import InputError
 from phenomt.core.nmt import (
+    device_options,
     fairseq_env,
     gpu_available,
     is_text_layout,
@@ -28,14 +30,24 @@ def test_parse_hypotheses_missing_id():
 
 
 def test_train_command_resumes_and_pins_seed():
-    cmd = train_command("bin", "ckpt", {"arch": "transformer", "max_update": 50}, 7,
-                        use_gpu=False)
+    cmd = train_command("bin", "ckpt", {"arch": "transformer", "max_update": 50, "cpu": True}, 7)
     assert cmd[1] == "bin"
     joined = " ".join(cmd)
     assert "--restore-file checkpoint_last.pt" in joined
     assert "--seed 7" in joined and "--cpu" in joined and "--save-dir ckpt" in joined
     assert "--required-batch-size-multiple 1" in joined  # else the longest batch is dropped
-    assert "--cpu" not in train_command("bin", "ckpt", {}, 1, use_gpu=True)
+    assert "--cpu" not in train_command("bin", "ckpt", {"cpu": False}, 1)
+
+
+def test_device_options_pin_the_device_and_drop_half_precision_on_the_cpu(monkeypatch):
+    monkeypatch.setattr(nmt, "gpu_available", lambda: False)
+    assert device_options({"fp16": True, "lr": 1}) == {"cpu": True, "lr": 1}
+    monkeypatch.setattr(nmt, "gpu_available", lambda: True)
+    assert device_options({"fp16": True}) == {"cpu": False, "fp16": True}
+    # a pinned device wins over what is visible
+    assert device_options({"cpu": True, "bf16": True}) == {"cpu": True}
+    monkeypatch.setattr(nmt, "gpu_available", lambda: False)
+    assert device_options({"cpu": False, "fp16": True}) == {"cpu": False, "fp16": True}
 
 
 def test_fairseq_env():

@@ -29,14 +29,17 @@ from tests.mechanisms import (  # noqa: E402
 )
 from tests.overfit import (  # noqa: E402
     AR_MODEL,
+    DEVICES,
     LOCALITY_LENGTH,
     N_PAIRS,
     SCHEDULE,
     SENT_MODEL,
+    Device,
     Run,
     binarize,
     bleu,
     concat_run,
+    cuda_available,
     decode,
     default_plan,
     doc_context_run,
@@ -64,6 +67,16 @@ def plan():
     return default_plan()
 
 
+@pytest.fixture(scope="module", params=list(DEVICES))
+def device(request) -> Device:
+    """Every run on the CPU, and on one CUDA GPU in fp32 and in fp16: the CUDA variants skip
+    where torch sees no GPU (pytest's summary line counts them); ``make gpu-check`` runs
+    them."""
+    if request.param != "cpu" and not cuda_available():
+        pytest.skip("no CUDA device (make gpu-check runs this variant)")
+    return DEVICES[request.param]
+
+
 @pytest.fixture(scope="module")
 def pairs(mirror):
     return multi30k_pairs(mirror)
@@ -77,20 +90,21 @@ def below_target(name: str, run: Run, hypotheses: list[str]) -> float:
     return score
 
 
-def check(name: str, run: Run, hypotheses: list[str]) -> None:
+def check(name: str, run: Run, hypotheses: list[str], device: Device) -> None:
     score = bleu(hypotheses, run.references or run.train_tgt)
-    report(name, run, score)
+    report(name, run, score, device)
     assert score >= MIN_BLEU, (
         f"{name} reproduces its training data at BLEU {score:.1f} (< {MIN_BLEU}); first "
         f"hypotheses: {hypotheses[:3]}\nlog tail:\n{run.log[-2000:]}")
 
 
-def test_transformer_memorises(plan, pairs, tmp_path):
+def test_transformer_memorises(plan, pairs, device, tmp_path):
     run = sentence_run(tmp_path, pairs)
     data = binarize(run)
     options = {**plan.models.train_options(AR_MODEL), **AR_SCHEDULE}
-    model = train(run, data, options)
-    check("transformer", run, decode(run, data, model, plan.models.decode_options(AR_MODEL)))
+    model = train(run, data, options, device)
+    check("transformer", run,
+          decode(run, data, model, plan.models.decode_options(AR_MODEL), device), device)
 
 
 # --- locality runs: learned and sinusoidal positions, PERPOSEMB, the LSTM --------------------
@@ -109,16 +123,16 @@ def same_length_pairs(mirror):
 
 @pytest.mark.parametrize("name", ["regular.learned.transformer", "regular.sinusoidal.transformer",
                                   "perposemb.learned.transformer", "permuted.none.lstm"])
-def test_locality_model_memorises(plan, same_length_pairs, tmp_path, name):
+def test_locality_model_memorises(plan, same_length_pairs, device, tmp_path, name):
     setting = name.split(".")[0]
     run, info = locality_run(tmp_path, same_length_pairs, setting)
     assert len(run.train_src) == N_PAIRS
     data = binarize(run, joined=False)  # each side its own dictionary, as the rule does
     schedule = LSTM_SCHEDULE if name.endswith("lstm") else LOCALITY_SCHEDULE
     options = {**plan.locality.train_options(f"{name}.s1"), **schedule}
-    model = train(run, data, options, extra_args=info["fairseq_model_args"])
-    hypotheses = decode(run, data, model, plan.locality.decode_options(f"{name}.s1"))
-    check(name, run, hypotheses)
+    model = train(run, data, options, device, extra_args=info["fairseq_model_args"])
+    hypotheses = decode(run, data, model, plan.locality.decode_options(f"{name}.s1"), device)
+    check(name, run, hypotheses, device)
 
 
 # --- non-autoregressive models -----------------------------------------------------------------
@@ -148,21 +162,24 @@ GLANCE_AT = 50
 KEEP_EVERY = {"cmlm": (5, 10), "glat": (GLANCE_AT, -1)}
 
 
-def nat_train(plan, pairs, root, system: str, **overrides) -> tuple[Run, str, str]:
+def nat_train(plan, pairs, root, system: str, device: Device,
+              **overrides) -> tuple[Run, str, str]:
     """Train a NAT system of the default config on ``pairs``; the run, its binarized data and
     its final checkpoint."""
     run = sentence_run(root, pairs)
     data = binarize(run)
     options = {**plan.nat.train_options(TEACHER, system), **NAT_SCHEDULE, **overrides}
-    return run, data, train(run, data, options)
+    return run, data, train(run, data, options, device)
 
 
-def nat_check(plan, name: str, system: str, run: Run, data: str, model: str) -> None:
-    check(name, run, decode(run, data, model, plan.nat.decode_options(TEACHER, system)))
+def nat_check(plan, name: str, system: str, run: Run, data: str, model: str,
+              device: Device) -> None:
+    check(name, run, decode(run, data, model, plan.nat.decode_options(TEACHER, system), device),
+          device)
 
 
 @pytest.fixture(scope="module")
-def nat_base(plan, pairs, tmp_path_factory):
+def nat_base(plan, pairs, device, tmp_path_factory):
     """CMLM or GLAT, trained once on first use: its own test and its "+OaXE" fine-tuning use
     it. Returns the run, its data, the final and the half-way model; the models kept
     before the half-way one are :func:`~tests.overfit.kept_models` of the run."""
@@ -175,7 +192,8 @@ def nat_base(plan, pairs, tmp_path_factory):
             options = {**plan.nat.train_options(TEACHER, f"{model}.raw"), **NAT_SCHEDULE,
                        "max_update": NAT_UPDATES[model]}
             every, keep = KEEP_EVERY[model]
-            halfway, final = train_in_two(run, data, options, OAXE_FROM[model], every, keep)
+            halfway, final = train_in_two(run, data, options, device, OAXE_FROM[model], every,
+                                          keep)
             trained[model] = run, data, final, halfway
         return trained[model]
     return get
@@ -201,7 +219,7 @@ def check_glancing(model_path: str, data: str, sentences: int = 100) -> None:
 
 
 @pytest.mark.parametrize("model", ["cmlm", "glat"])
-def test_nat_base_model_memorises(plan, nat_base, model):
+def test_nat_base_model_memorises(plan, nat_base, device, model):
     """GLAT must also glance: its model of update 50 shows the decoder as many reference
     words as its annealed ratio and its mistakes make (:func:`check_glancing`).
 
@@ -214,18 +232,18 @@ def test_nat_base_model_memorises(plan, nat_base, model):
     run, data, final, _ = nat_base(model)
     if model == "glat":
         check_glancing(kept_models(run)[GLANCE_AT], data)
-    nat_check(plan, model, f"{model}.raw", run, data, final)
+    nat_check(plan, model, f"{model}.raw", run, data, final, device)
 
 
-def oaxe_start(plan, base: str, run: Run, data: str) -> tuple[int, str]:
+def oaxe_start(plan, base: str, run: Run, data: str, device: Device) -> tuple[int, str]:
     """The newest model the base training kept up to ``OAXE_FROM`` that has not memorised
     yet (training BLEU below the target), and its update."""
     scores = []
     for update, model in sorted(kept_models(run).items(), reverse=True):
         if update > OAXE_FROM[base]:
             continue
-        score = bleu(decode(run, data, model, plan.nat.decode_options(TEACHER, f"{base}.raw")),
-                     run.train_tgt)
+        score = bleu(decode(run, data, model, plan.nat.decode_options(TEACHER, f"{base}.raw"),
+                            device), run.train_tgt)
         if score < MIN_BLEU:
             print(f"{base}+OaXE starts from update {update}, BLEU {score:.1f}")
             return update, model
@@ -235,7 +253,7 @@ def oaxe_start(plan, base: str, run: Run, data: str) -> tuple[int, str]:
 
 
 @pytest.mark.parametrize("model", ["cmlm_oaxe", "glat_oaxe"])
-def test_oaxe_fine_tuning_memorises(plan, pairs, nat_base, tmp_path, model):
+def test_oaxe_fine_tuning_memorises(plan, pairs, nat_base, device, tmp_path, model):
     """The fine-tuning trains on its base model's pairs with every reference's words
     shuffled (binarized with the base model's dictionaries) and must still reproduce the
     references in their own order: OaXE assigns the words to the positions that predict them
@@ -250,7 +268,7 @@ def test_oaxe_fine_tuning_memorises(plan, pairs, nat_base, tmp_path, model):
     short captions in order already places their words in order."""
     base = model.removesuffix("_oaxe")
     base_run, base_data, _, _ = nat_base(base)
-    _, start = oaxe_start(plan, base, base_run, base_data)
+    _, start = oaxe_start(plan, base, base_run, base_data, device)
     run = shuffled_target_run(tmp_path, pairs)
     moved = sum(t != r for t, r in zip(run.train_tgt, run.references, strict=True))
     assert moved >= 0.9 * len(pairs), f"only {moved} of {len(pairs)} targets shuffled"
@@ -258,25 +276,26 @@ def test_oaxe_fine_tuning_memorises(plan, pairs, nat_base, tmp_path, model):
     options = {**plan.nat.train_options(TEACHER, f"{model}.raw"), **OAXE_SCHEDULE,
                "finetune_from_model": start}
     assert options["criterion"] == "phenomt_oaxe"
-    nat_check(plan, model, f"{model}.raw", run, data, train(run, data, options))
+    nat_check(plan, model, f"{model}.raw", run, data, train(run, data, options, device),
+              device)
 
 
-def test_dat_memorises(plan, pairs, tmp_path):
-    run, data, model = nat_train(plan, pairs, tmp_path, "dat.raw", max_update=NAT_UPDATES["dat"],
-                                 **DAT_SCHEDULE)
-    nat_check(plan, "dat", "dat.raw", run, data, model)
+def test_dat_memorises(plan, pairs, device, tmp_path):
+    run, data, model = nat_train(plan, pairs, tmp_path, "dat.raw", device,
+                                 max_update=NAT_UPDATES["dat"], **DAT_SCHEDULE)
+    nat_check(plan, "dat", "dat.raw", run, data, model, device)
 
 
 # --- document-level models: Sent-Transformer (step 1), Doc-Transformer (step 2), concatenation --
 
 @pytest.fixture(scope="module")
-def sentence_model(plan, pairs, tmp_path_factory):
+def sentence_model(plan, pairs, device, tmp_path_factory):
     """Step 1: the Sent-Transformer on the documents' sentences, with the default config's
     sentence model options; its model half-way is kept for step 2."""
     run = sentence_run(tmp_path_factory.mktemp("sent"), pairs)
     data = binarize(run)
     options = {**plan.models.train_options(SENT_MODEL), **AR_SCHEDULE}
-    halfway, final = train_in_two(run, data, options, DOC_FROM)
+    halfway, final = train_in_two(run, data, options, device, DOC_FROM)
     return run, data, final, halfway
 
 
@@ -284,13 +303,13 @@ def sentence_model(plan, pairs, tmp_path_factory):
 DOC_FROM = 60
 
 
-def test_sentence_model_memorises(plan, sentence_model):
+def test_sentence_model_memorises(plan, sentence_model, device):
     run, data, model, _ = sentence_model
-    check("sent-transformer", run, decode(run, data, model,
-                                          plan.models.decode_options(SENT_MODEL)))
+    check("sent-transformer", run,
+          decode(run, data, model, plan.models.decode_options(SENT_MODEL), device), device)
 
 
-def test_doc_transformer_memorises(plan, pairs, sentence_model, tmp_path):
+def test_doc_transformer_memorises(plan, pairs, sentence_model, device, tmp_path):
     """Step 2 trains the document-level parameters only, from the half-trained step 1."""
     run = doc_context_run(tmp_path, pairs, plan.documents.context)
     data = binarize(run, dict_dir=sentence_model[1], context=True)
@@ -300,18 +319,18 @@ def test_doc_transformer_memorises(plan, pairs, sentence_model, tmp_path):
     sentence_run_ = sentence_model[0]
     below_target(f"the sentence model at update {DOC_FROM}", sentence_run_, decode(
         sentence_run_, sentence_model[1], sentence_model[3],
-        plan.models.decode_options(SENT_MODEL)))
-    model = train(run, data, options)
+        plan.models.decode_options(SENT_MODEL), device))
+    model = train(run, data, options, device)
     hypotheses = decode(run, data, model, plan.documents.decode_options(DOC_TRANSFORMER),
-                        context=True)
-    check("doc-transformer", run, hypotheses)
+                        device, context=True)
+    check("doc-transformer", run, hypotheses, device)
 
 
-def test_concatenation_model_memorises(plan, pairs, tmp_path):
+def test_concatenation_model_memorises(plan, pairs, device, tmp_path):
     run = concat_run(tmp_path, pairs, plan.documents.context)
     data = binarize(run)
     options = {**plan.documents.train_options(CONCAT), **AR_SCHEDULE}
-    model = train(run, data, options)
-    hypotheses = decode(run, data, model, plan.documents.decode_options(CONCAT),
+    model = train(run, data, options, device)
+    hypotheses = decode(run, data, model, plan.documents.decode_options(CONCAT), device,
                         concat_separator=DEFAULT_SEPARATOR)
-    check("concat", run, hypotheses)
+    check("concat", run, hypotheses, device)

@@ -46,6 +46,27 @@ def parse_validations(text: str) -> list[dict[str, float]]:
     return [by_epoch[e] for e in sorted(by_epoch)]
 
 
+_TRAIN = re.compile(r"(?:^|\| train \| )epoch (\d+) \| (?!valid on )(.*)$")
+
+
+def parse_train_epochs(text: str) -> list[dict[str, float]]:
+    """fairseq's end-of-epoch training summary (``epoch 001 | loss 9.1 | ... | wps 51234 |
+    ... | train_wall 12 | ... | wall 20``), one record of every numeric field per epoch, in
+    epoch order; a repeated epoch (a resumed run) keeps its last line."""
+    by_epoch: dict[int, dict[str, float]] = {}
+    for line in text.splitlines():
+        match = _TRAIN.search(line)
+        if not match:
+            continue
+        fields = {"epoch": float(match.group(1))}
+        for part in match.group(2).split("|"):
+            field = _FIELD.fullmatch(part)
+            if field:
+                fields[field.group(1)] = float(field.group(2))
+        by_epoch[int(match.group(1))] = fields
+    return [by_epoch[e] for e in sorted(by_epoch)]
+
+
 def write_csv(records: list[dict[str, float]], path: str | Path) -> None:
     with atomic_write(path) as out:
         out.write(",".join(COLUMNS) + "\n")

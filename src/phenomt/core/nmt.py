@@ -97,6 +97,24 @@ def gpu_available(dev: Path = Path("/dev")) -> bool:
     return bool(torch.cuda.is_available())
 
 
+#: fairseq's half-precision switches: CUDA only (fairseq refuses them on the CPU).
+HALF_PRECISION = ("fp16", "bf16", "memory_efficient_fp16", "memory_efficient_bf16")
+
+
+def device_options(options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` with the device made explicit: ``cpu`` as given (a test or a benchmark can
+    pin one), else the CPU exactly when no GPU is visible. Half precision is dropped on the
+    CPU with a log line, so a GPU config (``fp16: true``) still runs on a CPU-only machine."""
+    opts = dict(options)
+    if "cpu" not in opts:
+        opts["cpu"] = not gpu_available()
+    if opts["cpu"]:
+        dropped = [key for key in HALF_PRECISION if opts.pop(key, False)]
+        if dropped:
+            log.info("no GPU: training and decoding in fp32 (%s ignored)", ", ".join(dropped))
+    return opts
+
+
 def _console_script(name: str) -> str:
     """Path of a console script installed beside the running interpreter, else by PATH."""
     local = Path(sys.executable).with_name(name)
@@ -123,10 +141,10 @@ def run_logged(cmd: Sequence[str], log_path: str | Path | None) -> None:
 # loses the longest sentences of every epoch and of every test set: use 1 unless configured.
 
 
-def train_command(data_bin: str, save_dir: str, options: dict, seed: int,
-                  use_gpu: bool) -> list[str]:
+def train_command(data_bin: str, save_dir: str, options: dict, seed: int) -> list[str]:
+    """fairseq-train's command line; ``options`` name the device (:func:`device_options`)."""
     opts = {"required_batch_size_multiple": 1, **options}
-    opts.update({"save_dir": save_dir, "seed": seed, "cpu": not use_gpu})
+    opts.update({"save_dir": save_dir, "seed": seed})
     # fairseq resumes from <save_dir>/checkpoint_last.pt by default; keep that explicit.
     opts.setdefault("restore_file", "checkpoint_last.pt")
     return [_console_script("fairseq-train"), data_bin, *fairseq_options(opts)]
@@ -227,14 +245,13 @@ def train(data_bin: str, save_dir: str, output: str, options: dict, seed: int,
     chosen from the data).
     """
     require_training("nmt train")
-    use_gpu = gpu_available()
     # fairseq appends its metrics to this file on every launch, so the validation history of
     # a resumed training survives (the rule's own log is new for each launch)
     discard_stale(save_dir, training_signature(data_bin, options, seed, extra_args), log_path)
     history = Path(save_dir) / "fairseq.log"
     history.parent.mkdir(parents=True, exist_ok=True)  # fairseq opens it before making the folder
-    options = {**options, "log_file": str(history)}
-    cmd = train_command(data_bin, save_dir, options, seed, use_gpu) + list(extra_args)
+    options = device_options({**options, "log_file": str(history)})
+    cmd = train_command(data_bin, save_dir, options, seed) + list(extra_args)
     last, best = Path(save_dir) / "checkpoint_last.pt", Path(save_dir) / "checkpoint_best.pt"
     updates = checkpoint_updates(last) if last.exists() else None
     if (last.exists() and updates is None) or (best.exists()
@@ -261,7 +278,7 @@ def train(data_bin: str, save_dir: str, output: str, options: dict, seed: int,
     final = checkpoint_updates(last) if last.exists() else None
     launches = record_launch(Path(save_dir) / "launches.jsonl", time.monotonic() - started,
                              updates or 0, final)
-    info = {"command": cmd, "seed": seed, "gpu": use_gpu, "resumed": resumed,
+    info = {"command": cmd, "seed": seed, "gpu": not options["cpu"], "resumed": resumed,
             "checkpoint": best.name, "updates": final, "launches": launches,
             "validation": parse_validations(history.read_text(encoding="utf-8",
                                                               errors="replace"))
@@ -394,8 +411,7 @@ def generate(data_bin: str, model: str, source_bpe: str, output: str, tgt_lang: 
         raise InputError(model, "model checkpoint not found")
     expected = count_lines(source_bpe)
     opts = {"beam": 5, "batch_size": 64, "required_batch_size_multiple": 1, **options}
-    opts.update({"path": model, "gen_subset": "test", "seed": seed,
-                 "cpu": not gpu_available()})
+    opts = device_options({**opts, "path": model, "gen_subset": "test", "seed": seed})
     if is_text_layout(data_bin):
         opts["dataset_impl"] = "raw"
     raw = Path(raw_output or f"{output}.generate")

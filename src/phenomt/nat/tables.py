@@ -48,9 +48,9 @@ from phenomt.core.lazy import pandas as pd
 from phenomt.core.metrics.base import get
 from phenomt.core.nmt import (
     average_checkpoints,
+    device_options,
     fairseq_env,
     fairseq_options,
-    gpu_available,
     parse_hypotheses,
     parse_speed,
 )
@@ -116,8 +116,7 @@ def generate_in_process(data_bin: str | Path, options: Mapping[str, Any]) -> Gen
     from fairseq_cli import generate as fairseq_generate
 
     # No data-loading worker: a forked process per run costs more than it saves here.
-    opts: dict[str, Any] = {"required_batch_size_multiple": 1, "num_workers": 0, **options,
-                            "cpu": not gpu_available()}
+    opts = device_options({"required_batch_size_multiple": 1, "num_workers": 0, **options})
     if opts.get("batch_size") is None and opts.get("max_tokens") is None:
         opts["batch_size"] = 64
     subset = opts.setdefault("gen_subset", "test")
@@ -608,7 +607,7 @@ def _speed_command(args: argparse.Namespace) -> int:
     record = {"teacher": args.teacher, "system": args.system, "model": args.model_name,
               "data": args.data, "direction": args.direction,
               "beam": options.get("beam") if args.model_name in AR_SYSTEMS else None,
-              "device": "cuda" if gpu_available() else "cpu", "threads": 1,
+              "device": "cpu" if device_options(options)["cpu"] else "cuda", "threads": 1,
               "measurements": measurements}
     write_json(args.output, record)
     return 0
