@@ -86,3 +86,25 @@ def test_resolving_and_compacting_the_catalog_are_inverse():
 
 def test_the_default_config_stays_readable():
     assert len((ROOT / "config" / "config.yaml").read_text(encoding="utf-8").splitlines()) <= 250
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda p: p.name)
+def test_validation_without_snakemake_fills_the_same_defaults(config: Path):
+    """A node without Snakemake (the GPU check's) validates through jsonschema alone: the same
+    config, defaults included, for every shipped config; and the same refusal."""
+    from jsonschema import ValidationError
+    from snakemake.exceptions import WorkflowError
+    from snakemake.utils import validate
+
+    from phenomt.plan.config import SCHEMA, validate_with_jsonschema
+
+    with open(config, encoding="utf-8") as handle:
+        raw = resolve_catalog(yaml.safe_load(handle) or {})
+    expected = yaml.safe_load(yaml.safe_dump(raw))
+    validate(expected, str(SCHEMA), set_default=True)
+    assert validate_with_jsonschema(raw) == expected
+    broken = {**raw, "seed": "one"}
+    with pytest.raises(ValidationError, match="'one' is not of type 'integer'"):
+        validate_with_jsonschema(broken)
+    with pytest.raises(WorkflowError):
+        validate(broken, str(SCHEMA), set_default=True)

@@ -96,11 +96,40 @@ def compact_catalog(config: dict[str, Any], catalog: dict[str, dict] | None = No
 def validate_config(config: dict[str, Any], schema: str | Path = SCHEMA) -> dict[str, Any]:
     """Validate ``config`` in place and fill in the schema's defaults (as the Snakefile does).
 
-    Raises snakemake's ``WorkflowError`` naming the offending key.
+    Raises snakemake's ``WorkflowError`` naming the offending key. Without Snakemake (a
+    training node with only the training extras, say) the same schema and defaults are
+    applied through jsonschema (:func:`validate_with_jsonschema`).
     """
-    from snakemake.utils import validate
-
+    try:
+        from snakemake.utils import validate
+    except ImportError:
+        return validate_with_jsonschema(config, schema)
     validate(config, str(schema), set_default=True)
+    return config
+
+
+def validate_with_jsonschema(config: dict[str, Any], schema: str | Path = SCHEMA
+                             ) -> dict[str, Any]:
+    """What :func:`validate_config` does through Snakemake, with jsonschema alone: validate
+    against the 2020-12 schema and fill in each missing property's default on the way down,
+    as Snakemake's ``validate(..., set_default=True)`` does. Raises jsonschema's
+    ``ValidationError``."""
+    import yaml
+    from jsonschema import Draft202012Validator, validators
+
+    with open(schema, encoding="utf-8") as handle:
+        schema_doc = yaml.safe_load(handle)
+    check_properties = Draft202012Validator.VALIDATORS["properties"]
+
+    def fill_defaults(validator, properties, instance, subschema):
+        if isinstance(instance, dict):
+            for name, spec in properties.items():
+                if "default" in spec:
+                    instance.setdefault(name, spec["default"])
+        yield from check_properties(validator, properties, instance, subschema)
+
+    filling = validators.extend(Draft202012Validator, {"properties": fill_defaults})
+    filling(schema_doc).validate(config)
     return config
 
 
