@@ -112,27 +112,45 @@ def run_overfit(out: Path, workers: int, timeout: float) -> dict[str, Any]:
     env = {**os.environ, "PHENOMT_OVERFIT_RESULTS": str(results),
            "PHENOMT_REQUIRE_FAIRSEQ": "1", "PHENOMT_REQUIRE_MIRROR": "1"}
     start = time.perf_counter()
-    try:
-        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
-                              timeout=timeout, check=False)
-        status, log = proc.returncode, proc.stdout + proc.stderr
-    except subprocess.TimeoutExpired as err:
-        status = "timeout"
-        log = f"stopped after {timeout:.0f} s\n" + _text(err.stdout) + _text(err.stderr)
-    (out / "overfit.log").write_text(log, encoding="utf-8")
+    status, log = run_group(cmd, env, timeout, out / "overfit.log")
     cases = junit_outcomes(junit)
     return {"command": " ".join(cmd), "workers": workers if parallel else 1,
             "seconds": round(time.perf_counter() - start, 1), "status": status,
-            "summary": log.strip().splitlines()[-1] if log.strip() else "",
+            "summary": pytest_summary(log, status),
             "tests": cases, "runs": read_jsonl(results),
             "passed": status == 0 and bool(cases)
             and all(c["outcome"] == "passed" for c in cases)}
 
 
-def _text(value: bytes | str | None) -> str:
-    if value is None:
-        return ""
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+def pytest_summary(log: str, status: int | str) -> str:
+    """pytest's closing line (``3 passed, 1 failed in 80.1s``), or what stopped it."""
+    for line in reversed(log.splitlines()):
+        if " in " in line and any(w in line for w in ("passed", "failed", "error", "skipped")):
+            return line.strip("= ")
+    return f"pytest stopped ({status}) before its summary"
+
+
+def run_group(cmd: list[str], env: dict[str, str], timeout: float, log_path: Path
+              ) -> tuple[int | str, str]:
+    """Run ``cmd`` in a process group of its own, its output to ``log_path``; at the timeout
+    the whole group is killed (pytest's workers and the fairseq processes they started,
+    which would otherwise run on and slow down the timings of the next stages)."""
+    import signal
+
+    with open(log_path, "w", encoding="utf-8") as log:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        try:
+            status: int | str = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            status = "timeout"
+    text = log_path.read_text(encoding="utf-8", errors="replace")
+    if status == "timeout":
+        text += f"\n[gpu-check] stopped after {timeout:.0f} s\n"
+        log_path.write_text(text, encoding="utf-8")
+    return status, text
 
 
 def _has_module(name: str) -> bool:
@@ -161,14 +179,15 @@ def epoch_options(plan, teacher: str, kind: str, base_models: dict[str, str],
     return options
 
 
-def run_epochs(plan, data_bin: Path, work: Path, half: dict[str, Any]
-               ) -> tuple[list[dict[str, Any]], dict[str, str]]:
-    """One epoch of each kind; a row per kind and the model each run kept."""
+def run_epochs(plan, data_bin: Path, work: Path, half: dict[str, Any], rows: list,
+               done=lambda: None) -> dict[str, str]:
+    """One epoch of each kind, a row per kind appended to ``rows`` (``done`` called after
+    each); returns the model each run kept."""
     from phenomt.core import nmt
     from phenomt.core.curves import parse_train_epochs
 
     teacher = plan.nat.teachers[0]
-    rows, models = [], {}
+    models: dict[str, str] = {}
     for kind in (TEACHER_ROW, *NAT_KINDS):
         name = kind.split()[0]
         save_dir = work / name
@@ -193,7 +212,8 @@ def run_epochs(plan, data_bin: Path, work: Path, half: dict[str, Any]
         except Exception as err:  # one kind's failure must not hide the others' figures
             row["error"] = f"{type(err).__name__}: {err}"[:500]
         rows.append(row)
-    return rows, models
+        done()
+    return models
 
 
 # --------------------------------------------------------------------------- stage 3: speed
@@ -380,8 +400,10 @@ def main(argv: list[str] | None = None) -> int:
 
         plan = Plan(load_config(args.config))
         print("[gpu-check] one epoch per kind", flush=True)
+        report["epochs"] = []
         try:
-            report["epochs"], models = run_epochs(plan, args.data_bin, work, half)
+            models = run_epochs(plan, args.data_bin, work, half, report["epochs"],
+                                lambda: write_report(args.out, report))
         except Exception as err:
             report["errors"].append(f"epochs: {type(err).__name__}: {err}")
         finish_stage()

@@ -7,7 +7,7 @@ from tests.conftest import require_fairseq
 require_fairseq()  # first: fairseq needs torch, so a missing torch fails under CI too
 torch = pytest.importorskip("torch")
 
-from tests.nat_helpers import build_model, encode  # noqa: E402
+from tests.nat_helpers import build_model, encode, tiny_corpus  # noqa: E402
 
 SOURCES = ["haus baum katze", "hund auto buch tisch stuhl"]
 TARGETS = ["hauss katzes baums", "hunds autos buchs stuhls tischs"]
@@ -115,3 +115,58 @@ def test_glat_decoding_fills_hidden_positions_and_keeps_bos_eos(tmp_path):
         tokens = hypo[0]["tokens"].tolist()
         assert tokens[0] == dictionary.bos() and tokens[-1] == dictionary.eos()
         assert dictionary.pad() not in tokens
+
+
+@pytest.mark.parametrize("max_iter", [0, 2])
+def test_cmlm_length_beam_keeps_fairseqs_choice_without_numpy(tmp_path, monkeypatch, max_iter):
+    """The plugin task's length beam decodes each candidate with fairseq's own steps and keeps
+    the one fairseq keeps (tokens and scores equal, single pass and iterative refinement),
+    without fairseq's np.argmax over tensors, which fails for CUDA tensors."""
+    from argparse import Namespace
+
+    import numpy as np
+    from fairseq.iterative_refinement_generator import IterativeRefinementGenerator
+
+    from phenomt.fairseq_ext.nat_task import LengthBeamGenerator
+
+    torch.manual_seed(0)
+    model, task = build_model(tmp_path, "cmlm_transformer")
+    model.eval()
+    sources = [source for source, _ in tiny_corpus(30)]
+    src = encode(task, sources)
+    sample = {"net_input": {"src_tokens": src,
+                            "src_lengths": src.ne(task.source_dictionary.pad()).sum(1)}}
+    # An untrained model's candidates score alike; a bonus for odd lengths makes the choice a
+    # real one (of five consecutive lengths, the best is then not always the middle one).
+    decoder, pad = model.forward_decoder, task.target_dictionary.pad()
+
+    def odd_lengths_score_higher(decoder_out, encoder_out, **options):
+        out = decoder(decoder_out, encoder_out, **options)
+        odd = out.output_tokens.ne(pad).sum(1, keepdim=True) % 2
+        return out._replace(output_scores=out.output_scores + odd)
+
+    monkeypatch.setattr(model, "forward_decoder", odd_lengths_score_higher)
+    settings = {"iter_decode_with_beam": 5, "iter_decode_max_iter": max_iter,
+                "iter_decode_eos_penalty": 0.0}
+    theirs = IterativeRefinementGenerator(task.target_dictionary, beam_size=5, max_iter=max_iter,
+                                          eos_penalty=0.0).generate([model], sample)
+    ours = task.build_generator([model], Namespace(**settings))
+    assert isinstance(ours, LengthBeamGenerator) and ours.beam_size == 5
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("np.argmax called: it fails on CUDA tensors")
+
+    monkeypatch.setattr(np, "argmax", refuse)
+    decoded = ours.generate([model], sample)
+    assert ours.beam_size == 5  # restored after decoding
+    assert len(decoded) == len(theirs) == len(sources)
+    for mine, fairseqs in zip(decoded, theirs, strict=True):
+        assert torch.equal(mine[0]["tokens"], fairseqs[0]["tokens"])
+        assert torch.equal(mine[0]["positional_scores"], fairseqs[0]["positional_scores"])
+    # a real choice: the candidates are the predicted length -2 .. +2, and some sentences
+    # keep another than the predicted length (what decoding without a length beam keeps)
+    first = IterativeRefinementGenerator(task.target_dictionary, max_iter=max_iter,
+                                         eos_penalty=0.0).generate([model], sample)
+    shifts = {len(d[0]["tokens"]) - len(f[0]["tokens"]) for d, f in zip(decoded, first,
+                                                                          strict=True)}
+    assert shifts != {0}, shifts

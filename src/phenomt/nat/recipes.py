@@ -82,8 +82,10 @@ _SCALE = {
               "save_interval_updates": 10000, "keep_interval_updates": 10},
 }
 _MODEL = {
-    # Ghazvininejad et al. (2019): fairseq's CMLM, random masking, no plugin needed.
-    "cmlm": {"task": "translation_lev", "noise": "random_mask", "arch": "cmlm_transformer",
+    # Ghazvininejad et al. (2019): fairseq's CMLM, random masking; the plugin's task for its
+    # length beam, which fairseq's own generator cannot run on a GPU (nat_task.py).
+    "cmlm": {"task": "phenomt_translation_nat", "noise": "random_mask",
+             "arch": "cmlm_transformer",
              "criterion": "nat_loss", "label_smoothing": 0.1},
     # Qian et al. (2021): full masking (all hidden), copied source input, glancing.
     "glat": {"task": "phenomt_translation_nat", "noise": "full_mask", "arch": "phenomt_glat",
@@ -142,9 +144,9 @@ def base_model(model: str) -> str | None:
 
 
 def needs_user_dir(model: str) -> bool:
-    """Whether fairseq needs ``--user-dir`` (everything but plain CMLM uses a plugin)."""
+    """Whether fairseq needs ``--user-dir``: every NAT model runs the plugins' task."""
     _check(model, "demo")
-    return model != "cmlm"
+    return True
 
 
 def update_freq(max_tokens: int, gpus: int = 1,
