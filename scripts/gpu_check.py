@@ -358,9 +358,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG,
                         help="the paper config whose models and batches are timed")
     parser.add_argument("--stages", default="overfit,epochs,speed")
-    parser.add_argument("--workers", type=int, default=min(13, os.cpu_count() or 1),
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                         help="parallel pytest workers for the overfitting tests")
-    parser.add_argument("--overfit-timeout", type=float, default=300.0)
+    parser.add_argument("--overfit-timeout", type=float, default=300.0,
+                        help="seconds before the overfitting stage is stopped (its workers too)")
     parser.add_argument("--batch1-sentences", type=int, default=200)
     parser.add_argument("--work", type=Path,
                         help="folder for the timed models (default OUT/work; several GB)")

@@ -80,8 +80,8 @@ def test_ltcr_level_is_a_confidence_level(tmp_path, capsys, level):
 @pytest.mark.parametrize("resamples", ["-1", "0"])
 def test_ltcr_resamples_must_be_positive(tmp_path, capsys, resamples):
     err = error_of(capsys, *ltcr(tmp_path, "--alignment", LEXCONS / "hyp.align",
-                                 "--resamples", resamples))
-    assert f"argument --resamples: expected a positive integer, got {resamples}" in err
+                                 "--samples", resamples))
+    assert f"argument --samples: expected a positive integer, got {resamples}" in err
 
 
 def test_ltcr_seed_must_not_be_negative(tmp_path, capsys):

@@ -24,7 +24,7 @@ def _bleu_record(tmp_path, name: str, hyps: list[str], **meta) -> dict:
     hyp, ref = tmp_path / f"{name}.hyp", tmp_path / "ref"
     hyp.write_text("\n".join(hyps) + "\n", encoding="utf-8")
     ref.write_text("\n".join(REFS) + "\n", encoding="utf-8")
-    # as `phenomt score bleu --bootstrap 50 --meta KEY=VALUE ...` writes it
+    # as `phenomt score bleu --samples 50 --meta KEY=VALUE ...` writes it
     return score_record(get("bleu"), hyps, REFS, samples=50,
                         meta={key: str(value) for key, value in meta.items()})
 
@@ -106,7 +106,7 @@ def test_nat_claims_need_sentence_statistics(tmp_path):
     record = json.loads(path.read_text(encoding="utf-8"))
     del record["statistics"]
     path.write_text(json.dumps(record), encoding="utf-8")
-    with pytest.raises(InputError, match="--bootstrap"):
+    with pytest.raises(InputError, match="--samples"):
         claims.claims_table([(bleu, red), (bleu2, red2)])
 
 

@@ -114,7 +114,7 @@ def test_the_margin_is_the_papers_sinusoidal_drop():
 
 def _record(tmp_path: Path, arch: str, pos_emb: str, setting: str, seed: int,
             hyps: list[str], score: float | None = None) -> str:
-    """A ``phenomt score bleu --bootstrap`` record of one locality run; ``score`` replaces
+    """A ``phenomt score bleu --samples`` record of one locality run; ``score`` replaces
     its corpus BLEU (the per-seed number the seed test reads)."""
     record = score_record(get("bleu"), hyps, REFS, samples=50,
                           meta={"arch": arch, "pos_emb": pos_emb, "setting": setting,

@@ -50,7 +50,7 @@ def scored(tmp_path_factory) -> dict:
     out = tmp_path_factory.mktemp("ltcr") / "out.json"
     assert run(["score", "ltcr", "--testset", str(MINI), "--hyp", str(DATA / "hyp.txt"),
                 "--alignment", str(DATA / "hyp.align"), "--output", str(out),
-                "--resamples", "200"]) == 0
+                "--samples", "200"]) == 0
     return json.loads(out.read_text(encoding="utf-8"))
 
 
@@ -105,7 +105,7 @@ def test_paired_test_over_documents_by_hand():
 def test_output_is_deterministic(tmp_path, scored):
     out = tmp_path / "again.json"
     run(["score", "ltcr", "--testset", str(MINI), "--hyp", str(DATA / "hyp.txt"),
-         "--alignment", str(DATA / "hyp.align"), "--output", str(out), "--resamples", "200"])
+         "--alignment", str(DATA / "hyp.align"), "--output", str(out), "--samples", "200"])
     assert json.loads(out.read_text(encoding="utf-8")) == scored
 
 
@@ -115,7 +115,7 @@ def test_without_res_l_anno_is_null(tmp_path):
     shutil.copytree(MINI / "zh2en_token", tmp_path / "set" / "zh2en_token")
     out = tmp_path / "out.json"
     run(["score", "ltcr", "--testset", str(tmp_path / "set"), "--hyp", str(DATA / "hyp.txt"),
-         "--alignment", str(DATA / "hyp.align"), "--output", str(out), "--resamples", "10"])
+         "--alignment", str(DATA / "hyp.align"), "--output", str(out), "--samples", "10"])
     record = json.loads(out.read_text(encoding="utf-8"))
     assert record["l_anno"] is None and record["pairs_anno"] == 0
     assert record["pairs_all"] == 16
@@ -181,7 +181,7 @@ def test_aligner_path_trains_saves_and_reuses_a_model(tmp_path):
     for name in ("a", "b"):
         out = tmp_path / f"{name}.json"
         run(["score", "ltcr", "--testset", str(MINI), "--hyp", str(DATA / "hyp.txt"),
-             "--align-model", str(model), "--output", str(out), "--resamples", "10",
+             "--align-model", str(model), "--output", str(out), "--samples", "10",
              "--save-alignment", str(tmp_path / f"{name}.align")])
         outs.append(out.read_bytes())
     assert outs[0] == outs[1]

@@ -106,7 +106,7 @@ def test_score_commands_are_generated_from_the_registry(tmp_path, capsys):
     ref.write_text("\n".join(REFS) + "\n", encoding="utf-8")
     out = tmp_path / "ter.json"
     assert main(["score", "ter", "--hyp", str(hyp), "--ref", str(ref), "--baseline", str(ref),
-                 "--bootstrap", "50", "--meta", "model=m", "--output", str(out)]) == 0
+                 "--samples", "50", "--meta", "model=m", "--output", str(out)]) == 0
     record = json.loads(out.read_text(encoding="utf-8"))
     assert record["score"] == pytest.approx(sacrebleu.corpus_ter(HYPS, [REFS]).score)
     assert record["higher_is_better"] is False and len(record["ci"]) == 2

@@ -28,7 +28,7 @@ NOT_JUDGED = "not judged: smoke scale"
 def _system(tmp_path, system: str, rows, hyps=REFS, testset: str = "t",
             direction: str = "de-en") -> tuple[str, str]:
     """BLEU and redundancy records of one system, as `phenomt score bleu|redundancy
-    --bootstrap N` write them; ``rows``: per-sentence (continuous, discontinuous, |Y| - 1)."""
+    --samples N` write them; ``rows``: per-sentence (continuous, discontinuous, |Y| - 1)."""
     rows = [list(map(int, r)) for r in rows]
     bleu = score_record(get("bleu"), list(hyps), REFS, samples=50,
                         meta={"direction": direction, "testset": testset, "system": system})

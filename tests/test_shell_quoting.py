@@ -37,7 +37,7 @@ QUOTED_ROOTS = ("input", "output", "log", "wildcards", "resources")
 #: ``params`` placeholder is a single value (a path, name or number) and needs ``:q``.
 ARGUMENT_PARAMS = frozenset({
     "args", "settings", "identity", "mask", "pair", "target", "sets", "extra", "notes",
-    "bleu", "bootstrap", "resampling", "scores", "files", "concat", "docids", "corpora",
+    "bleu", "samples", "resampling", "scores", "files", "concat", "docids", "corpora",
     "reorder", "lexical", "layout", "set", "pretok", "reference", "truecaser", "meta",
     "batch_sizes", "runs"})
 

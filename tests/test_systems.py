@@ -443,7 +443,7 @@ def _ltcr_record(path: Path, rows: list[list[int]]) -> str:
     path.write_text(json.dumps({
         "l_all": consistent / judged, "pairs_all": judged + 1, "judged_all": judged,
         "unjudged_all": 1, "documents": len(rows), "sentences": 5, "stemmer": "porter",
-        "intervals": {"level": 0.95, "resamples": 200, "seed": 1, "l_all": [0.1, 0.9]},
+        "intervals": {"level": 0.95, "samples": 200, "seed": 1, "l_all": [0.1, 0.9]},
         "statistics": {"unit": "document", "columns": list(ltcr.STATISTICS_COLUMNS),
                        "rows": [[*r, 0, 0] for r in rows]}}), encoding="utf-8")
     return str(path)

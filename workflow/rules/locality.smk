@@ -119,14 +119,14 @@ rule locality_score:
         f"{OUT}/locality/scores/{{run}}.json",
     params:
         meta=lambda w: PLAN.locality.meta(w.run),
-        bootstrap=PLAN.models.bootstrap_args(),
+        samples=PLAN.models.samples_args(),
     log:
         f"{OUT}/logs/locality_score/{{run}}.log",
     conda:
         ENV
     shell:
         "phenomt score bleu --hyp {input.hyp:q} --ref {input.ref:q} --meta {params.meta}"
-        " {params.bootstrap} --output {output:q} > {log:q} 2>&1"
+        " {params.samples} --output {output:q} > {log:q} 2>&1"
 
 
 rule table_locality:

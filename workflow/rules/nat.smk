@@ -156,14 +156,14 @@ rule nat_score_bleu:
     params:
         bleu=lambda w: PLAN.models.bleu_args(w.teacher),
         meta=lambda w: PLAN.nat.bleu_meta(w.teacher, w.system, w.corpus),
-        bootstrap=PLAN.models.bootstrap_args(),
+        samples=PLAN.models.samples_args(),
     log:
         f"{OUT}/logs/nat_score_bleu/{{teacher}}.{{system}}.{{corpus}}.log",
     conda:
         ENV
     shell:
         "phenomt score bleu --hyp {input.hyp:q} --ref {input.ref:q} {params.bleu}"
-        " {params.bootstrap} --meta {params.meta} --output {output:q} > {log:q} 2>&1"
+        " {params.samples} --meta {params.meta} --output {output:q} > {log:q} 2>&1"
 
 
 rule nat_score_redundancy:
@@ -178,7 +178,7 @@ rule nat_score_redundancy:
         f"{OUT}/nat/{{teacher}}/{{system}}/scores/{{corpus}}.redundancy.json",
     params:
         settings=lambda w: PLAN.nat.redundancy_args(w.teacher),
-        bootstrap=PLAN.models.bootstrap_args(),
+        samples=PLAN.models.samples_args(),
     log:
         f"{OUT}/logs/nat_score_redundancy/{{teacher}}.{{system}}.{{corpus}}.log",
     benchmark:
@@ -188,7 +188,7 @@ rule nat_score_redundancy:
     shell:
         "phenomt score redundancy --hyp {input.hyp:q} --src {input.src:q} --ref {input.ref:q}"
         " --embeddings {input.embeddings:q} --embeddings-dict {input.dicts:q}/dict.tgt.txt"
-        " --stopword-corpus {input.stopwords:q} {params.settings} {params.bootstrap}"
+        " --stopword-corpus {input.stopwords:q} {params.settings} {params.samples}"
         " --output {output:q} > {log:q} 2>&1"
 
 

@@ -34,7 +34,7 @@ sinusoidal Transformer on PERMUTED source (Table 1: 25.08 -> 23.90, -1.18 BLEU),
 change the paper reads as a locality bias; a change smaller than that is what "essentially the
 same" has to mean here. A run of smoke-scale models (``locality.judge_claims`` false:
 ``--smoke-scale``) is not judged. Score records need their per-sentence statistics
-(``--bootstrap N``).
+(``--samples N``).
 """
 
 from __future__ import annotations
@@ -423,7 +423,7 @@ def register_cli(tree: Any) -> None:
     p = tree.add("table locality-claims",
                  "The locality-bias claims tested over seeds and sentences", _claims_command)
     p.add_argument("--scores", nargs="+", required=True,
-                   help="phenomt score bleu --bootstrap records of every locality run")
+                   help="phenomt score bleu --samples records of every locality run")
     p.add_argument("--samples", type=positive_int, default=resample.DEFAULT_SAMPLES)
     p.add_argument("--seed", type=positive_int, default=resample.DEFAULT_SEED)
     p.add_argument("--smoke-scale", action="store_true",

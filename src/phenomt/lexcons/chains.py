@@ -167,7 +167,7 @@ def train_testset_aligner(testset: TestSet, model_dir: str | Path,
 
 def score_testset(testset: TestSet, hypotheses: Sequence[Sequence[str]],
                   alignments: Sequence[ltcr.Points], stemmer: ltcr.Stemmer,
-                  pairs: PairSet | None = None, resamples: int = ltcr.DEFAULT_RESAMPLES,
+                  pairs: PairSet | None = None, samples: int = ltcr.DEFAULT_SAMPLES,
                   seed: int = ltcr.DEFAULT_SEED, level: float = ltcr.DEFAULT_LEVEL
                   ) -> tuple[dict[str, Any], list[bool | None], PairSet]:
     """LTCR record, per-pair verdicts and the pairs of an aligned tokenized hypothesis."""
@@ -176,7 +176,7 @@ def score_testset(testset: TestSet, hypotheses: Sequence[Sequence[str]],
     verdicts = ltcr.judge_hypothesis(pairs.pairs, pairs.offsets, hypotheses, alignments,
                                      stemmer, function_words)
     record = ltcr.summarise(pairs.pairs, verdicts, pairs.documents, pos.CLASSES,
-                            resamples, seed, level)
+                            samples, seed, level)
     if not testset.annotated:
         record["l_anno"] = None
     record.update({"documents": pairs.documents, "sentences": testset.sentences,
@@ -230,7 +230,7 @@ def _score_command(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         write_lines(args.save_alignment, ltcr.pharaoh_lines(alignments))
     stemmer = ltcr.make_stemmer(args.stemmer)
     record, _, _ = score_testset(testset, hypotheses, alignments, stemmer,
-                                 resamples=args.resamples, seed=args.seed, level=args.level)
+                                 samples=args.samples, seed=args.seed, level=args.level)
     settings["function_words"] = (f"{ltcr.FUNCTION_WORDS_FILE.name} "
                                   f"({len(ltcr.load_function_words())} words)")
     record["settings"] = settings
@@ -274,8 +274,8 @@ def register_cli(tree) -> None:
     _add_extra(score)
     score.add_argument("--save-alignment", help="also write the alignment used here")
     score.add_argument("--stemmer", choices=ltcr.STEMMERS, default=ltcr.DEFAULT_STEMMER)
-    score.add_argument("--resamples", type=positive_int, default=ltcr.DEFAULT_RESAMPLES,
-                       help="bootstrap resamples of documents")
+    score.add_argument("--samples", type=positive_int, default=ltcr.DEFAULT_SAMPLES,
+                       help="bootstrap samples (resamples of the documents)")
     score.add_argument("--seed", type=non_negative_int, default=ltcr.DEFAULT_SEED)
     score.add_argument("--level", type=confidence_level, default=ltcr.DEFAULT_LEVEL,
                        help="confidence level of the intervals, in (0, 1)")

@@ -35,7 +35,7 @@ interval, the two-sided p, its Holm adjustment and a verdict from the adjusted p
 
 Every system is one training run; the intervals resample test sentences only. The paper's
 numbers for the same pair, model and training data stand beside ours. The records must carry
-their per-sentence statistics (``phenomt score bleu|redundancy --bootstrap N``).
+their per-sentence statistics (``phenomt score bleu|redundancy --samples N``).
 """
 
 from __future__ import annotations

@@ -55,7 +55,7 @@ class LexconsPlan(SectionPlan):
     def metric_args(self) -> str:
         """Settings every LTCR score of this run shares."""
         return shell_args([("--stemmer", self.section["stemmer"]),
-                           ("--resamples", self.section["resamples"]),
+                           ("--samples", self.section["samples"]),
                            ("--seed", self.section["seed"])])
 
     def stats_dir(self) -> str:

@@ -143,7 +143,7 @@ class LocalityPlan(SectionPlan):
     def tables(self) -> list[str]:
         if not self.runs():
             return []
-        names = ["ldd_table1"] + (["ldd_locality_claims"] if self.models.resamples else [])
+        names = ["ldd_table1"] + (["ldd_locality_claims"] if self.models.samples else [])
         return table_file_list(self.out, names)
 
     def check(self) -> None:

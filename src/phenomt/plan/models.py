@@ -130,20 +130,20 @@ class ModelPlan:
         """Notes of the BLEU table: the config's note on trained models."""
         return note_args(self.data.trained_notes())
 
-    def bootstrap_args(self) -> str:
-        """``--bootstrap N --seed S`` of the score commands whose records feed intervals and
+    def samples_args(self) -> str:
+        """``--samples N --seed S`` of the score commands whose records feed intervals and
         paired tests; S is the config's seed (sacreBLEU-style seeds start at 1)."""
-        if not self.resamples:
+        if not self.samples:
             return ""
-        return f"--bootstrap {self.resamples} --seed {max(int(self.config['seed']), 1)}"
+        return f"--samples {self.samples} --seed {max(int(self.config['seed']), 1)}"
 
     @property
-    def resamples(self) -> int:
-        return int(self.config["scoring"]["bootstrap"])
+    def samples(self) -> int:
+        return int(self.config["scoring"]["samples"])
 
     def claims_args(self) -> str:
         """``--samples N --seed S`` of the claims tables (the same resampling as the scores)."""
-        return f"--samples {self.resamples} --seed {max(int(self.config['seed']), 1)}"
+        return f"--samples {self.samples} --seed {max(int(self.config['seed']), 1)}"
 
     def bleu_args(self, name: str) -> str:
         """sacreBLEU settings of a model's target side, as ``phenomt score bleu`` arguments."""

@@ -388,7 +388,7 @@ class NatPlan(SectionPlan):
         if not self.teachers:
             return []
         names = [f"nat_table{n}" for n in self.result_tables()] + ["nat_speed"]
-        if self.models.resamples:
+        if self.models.samples:
             names.append("nat_claims")
         if self.section["annotations"]:
             names.append("nat_agreement")

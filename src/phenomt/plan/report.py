@@ -102,7 +102,7 @@ class ReportPlan:
         if not section:
             return ""
         return (f"the released test set ({section['testset']}), LTCR intervals from "
-                f"{section['resamples']} bootstrap resamples of its documents.")
+                f"{section['samples']} bootstrap resamples of its documents.")
 
     def _systems_scale(self) -> str:
         systems = self.plan.systems

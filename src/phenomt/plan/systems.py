@@ -414,7 +414,7 @@ class SystemsPlan(SectionPlan):
         return f"{self.ltcr_dir(ltcr_set)}/{system}.ltcr.json"
 
     def ltcr_args(self) -> str:
-        return shell_args([("--resamples", self.section["samples"]),
+        return shell_args([("--samples", self.section["samples"]),
                            ("--seed", self.section["seed"])])
 
     def all_ltcr(self) -> list[str]:

@@ -407,7 +407,7 @@ def ltcr_table(records: Mapping[tuple[str, str], tuple[Mapping, str]],
             # the record's percentile interval, clipped to 0-1 and checked to hold L-All
             bootstrap = record["intervals"]
             checked = intervals.check_record_interval(record["l_all"], bootstrap["l_all"],
-                                                      "l_all", bootstrap["resamples"],
+                                                      "l_all", bootstrap["samples"],
                                                       bootstrap["level"])
             tested = checked_test = None
             if base is not None and system not in (baseline, calibration):
@@ -437,7 +437,7 @@ def ltcr_table(records: Mapping[tuple[str, str], tuple[Mapping, str]],
              "(lower-cased, stemmed) are the same, in %; a pair with an occurrence aligned to "
              "no content word is unjudged and left out.",
              f"Intervals: {100 * bootstrap['level']:g}% percentile bootstrap over documents "
-             f"({bootstrap['resamples']} resamples, seed {bootstrap['seed']}), clipped to "
+             f"({bootstrap['samples']} resamples, seed {bootstrap['seed']}), clipped to "
              f"0-100%; {intervals.MARK} marks an interval that does not contain its L-All (or "
              f"difference); stemmer {first['stemmer']}.",
              f"Paired test: L-All of the system minus the baseline's, paired bootstrap over "

@@ -320,7 +320,7 @@ def _score_command(args: Any) -> int:
 
     cls = METRICS[args.metric]
     metric = cls(**{name: getattr(args, name) for name, _, _ in setting_options(cls)})
-    record = score_files(metric, args.hyp, args.ref, args.src, samples=args.bootstrap,
+    record = score_files(metric, args.hyp, args.ref, args.src, samples=args.samples,
                          seed=args.seed, meta=dict(args.meta), baseline=args.baseline)
     text = json.dumps(record, indent=2, ensure_ascii=False)
     if args.output:
@@ -366,7 +366,7 @@ def _add_score_command(tree: Any, cls: type[Metric]) -> None:
     p.add_argument("--meta", nargs="*", type=_meta, default=[], metavar="KEY=VALUE",
                    help="what was scored (model, test set ...), stored in the record's meta")
     p.add_argument("--baseline", help="another system's output: paired bootstrap against it")
-    p.add_argument("--bootstrap", type=non_negative_int, default=0, metavar="N",
+    p.add_argument("--samples", type=non_negative_int, default=0, metavar="N",
                    help="95%% interval from N sentence resamples, and the per-sentence "
                         "statistics (0: neither)")
     p.add_argument("--seed", type=positive_int, default=resample.DEFAULT_SEED,

@@ -43,7 +43,7 @@ FUNCTION_WORDS_FILE = Path(__file__).parent / "data" / "english_function_words.t
 DISTANCE_BINS = ("0", "1", "2", "3", "4", "ge5")
 STEMMERS = ("porter", "snowball")
 DEFAULT_STEMMER = "porter"
-DEFAULT_RESAMPLES = 1000
+DEFAULT_SAMPLES = 1000
 DEFAULT_SEED = 12345
 DEFAULT_LEVEL = 0.95
 #: Per-document columns of a record's ``statistics`` (the rows of a paired test).
@@ -218,11 +218,11 @@ def per_document(pairs: Sequence[Pair], verdicts: Sequence[bool | None], documen
     return counts
 
 
-def bootstrap_ratios(counts: np.ndarray, resamples: int, seed: int, size: int | None = None
+def bootstrap_ratios(counts: np.ndarray, samples: int, seed: int, size: int | None = None
                      ) -> np.ndarray:
-    """Micro-averaged ratios of ``resamples`` document samples drawn with replacement (``size``
+    """Micro-averaged ratios of ``samples`` document resamples drawn with replacement (``size``
     documents each, default all); samples with nothing judged give NaN."""
-    picks = resample.resample_indices(counts.shape[0], resamples, seed, size)
+    picks = resample.resample_indices(counts.shape[0], samples, seed, size)
     judged = counts[picks, 0].sum(axis=1)
     consistent = counts[picks, 1].sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -242,13 +242,13 @@ def curve_sizes(documents: int, steps: int = 10) -> list[int]:
     return sorted({max(1, round(documents * k / steps)) for k in range(1, steps + 1)})
 
 
-def sample_size_curve(counts: np.ndarray, sizes: Sequence[int], resamples: int, seed: int,
+def sample_size_curve(counts: np.ndarray, sizes: Sequence[int], samples: int, seed: int,
                       level: float = DEFAULT_LEVEL) -> list[dict[str, Any]]:
     """LTCR against the number of documents sampled (Figure 3): mean and percentile band of
-    ``resamples`` samples for each size."""
+    ``samples`` resamples for each size."""
     curve = []
     for offset, size in enumerate(sizes):
-        ratios = bootstrap_ratios(counts, resamples, seed + offset, size)
+        ratios = bootstrap_ratios(counts, samples, seed + offset, size)
         finite = ratios[np.isfinite(ratios)]
         curve.append({"documents": int(size),
                       "mean": round(float(finite.mean()), 6) if finite.size else None,
@@ -257,7 +257,7 @@ def sample_size_curve(counts: np.ndarray, sizes: Sequence[int], resamples: int, 
 
 
 def summarise(pairs: Sequence[Pair], verdicts: Sequence[bool | None], documents: int,
-              classes: Sequence[str], resamples: int = DEFAULT_RESAMPLES,
+              classes: Sequence[str], samples: int = DEFAULT_SAMPLES,
               seed: int = DEFAULT_SEED, level: float = DEFAULT_LEVEL) -> dict[str, Any]:
     """The LTCR record: overall, by word class, by distance bin, with bootstrap intervals."""
     totals = {"all": Counts(), "anno": Counts()}
@@ -269,7 +269,7 @@ def summarise(pairs: Sequence[Pair], verdicts: Sequence[bool | None], documents:
                 totals[subset].add(verdict)
                 by_class[pair.word_class][subset].add(verdict)
                 by_bin[distance_bin(pair.distance)][subset].add(verdict)
-    intervals: dict[str, Any] = {"level": level, "resamples": resamples, "seed": seed,
+    intervals: dict[str, Any] = {"level": level, "samples": samples, "seed": seed,
                                  "unit": "document"}
     curve: dict[str, Any] = {"sizes": curve_sizes(documents)}
     by_document = []
@@ -277,9 +277,9 @@ def summarise(pairs: Sequence[Pair], verdicts: Sequence[bool | None], documents:
         counts = per_document(pairs, verdicts, documents, subset)
         by_document.append(counts)
         # separate streams for the two subsets, both fixed by the seed
-        ratios = bootstrap_ratios(counts, resamples, seed + (subset == "anno"))
+        ratios = bootstrap_ratios(counts, samples, seed + (subset == "anno"))
         intervals[f"l_{subset}"] = percentile_interval(ratios, level)
-        curve[f"l_{subset}"] = sample_size_curve(counts, curve["sizes"], resamples,
+        curve[f"l_{subset}"] = sample_size_curve(counts, curve["sizes"], samples,
                                                  seed + 2 + (subset == "anno"), level)
     record: dict[str, Any] = {}
     for subset in ("all", "anno"):
@@ -306,7 +306,7 @@ def document_statistics(record: Mapping[str, Any], path: str | Path) -> np.ndarr
 
 
 def paired_test(stats_a: np.ndarray, stats_b: np.ndarray, subset: str = "all",
-                samples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+                samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_SEED
                 ) -> resample.Comparison:
     """L-All (``subset`` ``all``) or L-Anno of hypothesis a minus that of b on the same test
     set, by a paired bootstrap over documents (both resampled with the same documents)."""

@@ -939,8 +939,8 @@ def _score_command(args: argparse.Namespace) -> int:
             for n, result in enumerate(results):
                 out.write(json.dumps({"sentence": n, **result.as_dict()}) + "\n")
     report = {**pool(results).as_dict(), "settings": _settings(args, setup)}
-    if args.bootstrap:
-        report.update(bootstrap_record(results, args.bootstrap, args.seed))
+    if args.samples:
+        report.update(bootstrap_record(results, args.samples, args.seed))
     _report(args, report)
     return 0
 
@@ -971,7 +971,7 @@ def register_cli(tree) -> None:
     _add_metric_options(score)
     score.add_argument("--per-sentence", metavar="FILE",
                        help="also write each sentence's counts and pairs as JSON lines")
-    score.add_argument("--bootstrap", type=non_negative_int, default=0, metavar="N",
+    score.add_argument("--samples", type=non_negative_int, default=0, metavar="N",
                        help="also 95%% intervals from N sentence resamples, and the "
                             "per-sentence counts (0: neither)")
     score.add_argument("--seed", type=positive_int, default=resample.DEFAULT_SEED,

@@ -93,9 +93,9 @@ def batch_scores(score: Score, totals: np.ndarray) -> np.ndarray:
 
 def record_statistics(record: Mapping[str, Any], path: str | Path,
                       columns: Sequence[str] | None = None,
-                      missing: str = "no per-sentence statistics: score it with --bootstrap N"
+                      missing: str = "no per-sentence statistics: score it with --samples N"
                       ) -> np.ndarray:
-    """The per-unit statistics a score record keeps (``phenomt score ... --bootstrap N``: one
+    """The per-unit statistics a score record keeps (``phenomt score ... --samples N``: one
     row per sentence), as ``len(columns)`` columns when the record must name exactly those;
     an error naming the file (``missing``) when it has none or others."""
     stats = record.get("statistics")
