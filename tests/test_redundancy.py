@@ -569,3 +569,66 @@ def test_cli_agreement(capsys):
                       "--hyp", f"sys_b={DATA / 'sys_b.hyp'}", "--embeddings", str(VECTORS),
                       "--threshold", "0.9"], capsys)
     assert report["pairs"]["discontinuous"]["f1"] == pytest.approx(10 / 14)
+
+
+def test_the_registered_metrics_have_the_papers_settings(tmp_path):
+    """Synonyms from embeddings, a stopword file or corpus, the embedding dictionary's frequent
+    tokens: the registered crr/drr take every setting of ``score redundancy`` and give what it
+    gives (the worked example of test_cli_embeddings_stopwords_and_per_sentence, in percent)."""
+    from phenomt.core.metrics import base
+
+    hyps = ["I ate pizza had tonight", "the cat saw the cat", "ok"]
+    stop = write(tmp_path / "stop", "the\n")
+    settings = {"tokenize": "bpe", "embeddings": str(VECTORS), "threshold": 0.9,
+                "stopwords": str(stop)}
+    drr = base.get("drr", **settings)
+    # no source or reference quota to exempt anything: ("x" lines, one token each)
+    assert drr.corpus_score(hyps, ["x"] * 3, ["x"] * 3).value == pytest.approx(25.0)
+    assert "synonyms:cos>0.9:vectors.txt" in drr.signature()
+    assert "stopwords:file:stop" in drr.signature()
+    # identical tokens only: "had" no longer repeats "ate"
+    assert base.get("drr", tokenize="bpe", stopwords=str(stop)).corpus_score(
+        hyps, ["x"] * 3, ["x"] * 3).value == pytest.approx(12.5)
+    # a corpus's top 1 (cat) and the embedding dictionary's top 2 (I, ate) as stopwords
+    corpus = write(tmp_path / "train", "cat cat dog\ncat\n")
+    wide = base.get("drr", tokenize="bpe", embeddings=str(VECTORS), threshold=0.9,
+                    stopword_corpus=str(corpus), stopword_count=1, embedding_stopword_count=2)
+    assert wide.settings.stopword_set() == {"cat", "I", "ate"}
+    assert wide.corpus_score(["cat I saw I cat ate x ate"], ["x"], ["x"]).value == 0.0
+
+
+@pytest.mark.parametrize(("settings", "message"), [
+    ({"threshold": 0.5}, "--threshold needs --embeddings"),
+    ({"embeddings": str(VECTORS)}, "--embeddings needs --threshold"),
+    ({"embeddings": str(VECTORS), "threshold": 1.5}, "cosine similarity"),
+    ({"stopword_corpus": "train.txt"}, "--stopword-corpus needs --stopword-count"),
+    ({"stopwords": "a", "stopword_corpus": "b", "stopword_count": 1}, "exclude each other"),
+    ({"embedding_stopword_count": 2}, "needs --embeddings"),
+    ({"stopword_count": -1}, "must not be negative"),
+    ({"tokenize": "chars"}, "unknown tokenization"),
+])
+def test_the_registered_metrics_refuse_inconsistent_settings(settings, message):
+    from phenomt.core.metrics import base
+
+    with pytest.raises(ValueError, match=message):
+        base.get("crr", **settings)
+
+
+def test_score_redundancy_and_the_systems_tables_run_the_registered_metric(tmp_path, capsys):
+    """One implementation: the NAT rules' command and the given systems' tables score through
+    the registered metric's settings (its signature is in their records)."""
+    from phenomt.systems import scores
+
+    hyp = write(tmp_path / "hyp", "a y a z a\n")
+    ref = write(tmp_path / "ref", "a x a\n")
+    src = write(tmp_path / "src", "b\n")
+    report = run_cli(["score", "redundancy", "--hyp", str(hyp), "--src", str(src),
+                      "--ref", str(ref)], capsys)
+    assert report["settings"]["signature"] == (
+        "tok:bpe|langs:de-en|stopwords:none|synonyms:identical")
+    setup = scores.redundancy_setup([["a", "x", "a"]], "en", "de", stopword_count=0)
+    assert setup.metric.name == "crr" and setup.settings["signature"] == (
+        "tok:moses|langs:de-en|stopwords:0|synonyms:identical")
+    # the same counts from both: "a" exempt once by the reference's quota, one Dr left
+    assert report["discontinuous"] == setup.results([["a", "y", "a", "z", "a"]], [["b"]],
+                                                    [["a", "x", "a"]])[0].discontinuous == 1

@@ -39,8 +39,10 @@ all lines a secondary one.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -49,14 +51,9 @@ from phenomt.core.metrics import base as metrics
 from phenomt.core.metrics import resample
 from phenomt.core.metrics.bleu import default_tokenizer
 from phenomt.core.metrics.redundancy import (
-    EmbeddingSynonyms,
     SentenceRedundancy,
-    default_stopword_count,
-    frequent_tokens,
-    load_embeddings,
     measure_score,
     pool,
-    score_sentences,
     sentence_statistics,
 )
 from phenomt.core.text import tokenize as word_tokenize
@@ -295,37 +292,36 @@ def word_tokens(lines: Sequence[str], lang: str) -> list[list[str]]:
 
 @dataclass(frozen=True)
 class RedundancySetup:
-    """What every system of a test set shares: stopwords, synonym relation and its record."""
+    """What every system of a test set shares: the registered CRR/DRR metric (its synonyms and
+    stopwords), the stopwords it takes from this test set, and the settings' record."""
 
+    metric: Any
     stopwords: frozenset[str]
-    synonyms: EmbeddingSynonyms | None
     settings: dict
+
+    def results(self, hypotheses: Sequence[Sequence[str]], sources: Sequence[Sequence[str]],
+                references: Sequence[Sequence[str]]) -> list[SentenceRedundancy]:
+        return self.metric.results(hypotheses, sources, references)
 
 
 def redundancy_setup(reference_tokens: Sequence[Sequence[str]], target_lang: str,
                      source_lang: str, *, stopword_count: int | None = None,
                      embeddings: str | None = None, embeddings_dict: str | None = None,
                      threshold: float | None = None) -> RedundancySetup:
-    """Stopwords from the whole reference; synonyms only from given embeddings."""
-    k = default_stopword_count(target_lang) if stopword_count is None else stopword_count
-    stopwords = frequent_tokens(reference_tokens, k)
-    synonyms = None
-    if embeddings is not None:
-        if threshold is None:
-            raise ValueError("embeddings need a cosine threshold")
-        synonyms = EmbeddingSynonyms(load_embeddings(embeddings, embeddings_dict), threshold)
+    """The registered ``crr`` metric's settings for a test set: word tokens (sacremoses, jieba
+    for Chinese), stopwords from the whole reference, synonyms only from given embeddings."""
+    metric = metrics.get("crr", target_lang=target_lang, source_lang=source_lang,
+                         tokenize="moses", stopword_count=stopword_count,
+                         embeddings=embeddings, embeddings_dict=embeddings_dict,
+                         threshold=threshold)
+    stopwords = metric.settings.stopword_set(reference_tokens, target_lang)
+    counts = Counter(token for sentence in reference_tokens for token in sentence)
     settings = {
         "level": "word", "target_tokenizer": tokenizer_name(target_lang),
-        "source_tokenizer": tokenizer_name(source_lang), "case": "kept",
-        "redundant": ("identical tokens" if synonyms is None else
-                      f"identical tokens or embedding cosine > {threshold}"),
-        "embeddings": embeddings, "threshold": threshold,
-        "stopword_rule": f"the {k} most frequent tokens of the whole reference",
-        "stopword_count": k, "stopwords": list(stopwords),
-        "exemptions": "stopwords; repeats up to max(source count, reference count) - 1 per line",
-        "pooling": "sum of counts over sum of (|Y| - 1)",
+        "source_tokenizer": tokenizer_name(source_lang), **metric.description(),
+        "stopwords": sorted(stopwords, key=lambda token: (-counts[token], token)),
     }
-    return RedundancySetup(frozenset(stopwords), synonyms, settings)
+    return RedundancySetup(metric, stopwords, settings)
 
 
 MEASURES = ("crr", "drr", "redundancy")
@@ -450,8 +446,7 @@ def redundancy_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
     setup = redundancy_setup(refs, target_lang, source_lang, stopword_count=stopword_count,
                              embeddings=embeddings, embeddings_dict=embeddings_dict,
                              threshold=threshold)
-    results = score_sentences(hyps, srcs, refs, synonyms=setup.synonyms,
-                              stopwords=setup.stopwords)
+    results = setup.results(hyps, srcs, refs)
     subsets = subsets_of(ref, len(refs), mask, mask_name)
     scored = {subset.name: {"sentences": len(_select(results, subset)),
                             "empty_lines": _empty_in(output, subset),
@@ -488,10 +483,8 @@ def redundancy_comparison(*, testset: str, system_a: str, hyp_a: str | os.PathLi
     setup = redundancy_setup(refs, target_lang, source_lang, stopword_count=stopword_count,
                              embeddings=embeddings, embeddings_dict=embeddings_dict,
                              threshold=threshold)
-    res_a = score_sentences(hyps_a, srcs, refs, synonyms=setup.synonyms,
-                            stopwords=setup.stopwords)
-    res_b = score_sentences(hyps_b, srcs, refs, synonyms=setup.synonyms,
-                            stopwords=setup.stopwords)
+    res_a = setup.results(hyps_a, srcs, refs)
+    res_b = setup.results(hyps_b, srcs, refs)
     subsets = subsets_of(ref, len(refs), mask, mask_name)
     tested = {subset.name: {"sentences": len(_select(res_a, subset)),
                             **paired_redundancy_test(_select(res_a, subset),

@@ -430,6 +430,151 @@ def read_stopwords(path: str | Path, lowercase: bool = False) -> frozenset[str]:
     return frozenset(words)
 
 
+# --------------------------------------------------------------------------- settings
+
+#: Tokenizations: ``bpe``/``word`` (:func:`tokenize`) or ``moses`` (sacremoses by language,
+#: jieba for Chinese, as the given systems are scored).
+TOKENIZATIONS = ("moses", *LEVELS)
+
+
+@functools.lru_cache(maxsize=4)
+def _cached_embeddings(path: str, dictionary: str | None, allow_extra_rows: bool) -> Embeddings:
+    # CRR and DRR of one job, and every system of a test set, share one table
+    return load_embeddings(path, dictionary, allow_extra_rows=allow_extra_rows)
+
+
+@dataclass(frozen=True)
+class RedundancySettings:
+    """Everything CRR and DRR depend on besides the text, for every way of scoring them (the
+    registered ``crr``/``drr`` metrics, ``phenomt score redundancy`` of the NAT rules, the given
+    systems' tables): tokens, case, the synonym relation and the stopwords.
+
+    Stopwords, in this order: a file (``stopwords``); the ``stopword_count`` most frequent
+    tokens of a corpus (``stopword_corpus``, the paper's training data); else, with
+    ``reference_stopwords``, the ``stopword_count`` most frequent tokens of the references
+    scored (the paper's k by target language when not given); else none. The embedding
+    dictionary's ``embedding_stopword_count`` most frequent tokens are added to any of them.
+    """
+
+    tokenize: str = "bpe"
+    ignore_case: bool = False
+    embeddings: str | None = None
+    embeddings_dict: str | None = None
+    threshold: float | None = None
+    allow_extra_embedding_rows: bool = False
+    embedding_stopword_count: int = 0
+    stopwords: str | None = None
+    stopword_corpus: str | None = None
+    stopword_count: int | None = None
+    reference_stopwords: bool = False
+
+    def check(self) -> None:
+        """Raise ``ValueError`` naming the option that is missing or out of range."""
+        if self.tokenize not in TOKENIZATIONS:
+            raise ValueError(f"unknown tokenization {self.tokenize!r}: "
+                             f"{', '.join(TOKENIZATIONS)}")
+        if self.embeddings is None:
+            for option, value in (("--embeddings-dict", self.embeddings_dict),
+                                  ("--threshold", self.threshold)):
+                if value is not None:
+                    raise ValueError(f"{option} needs --embeddings")
+            if self.embedding_stopword_count:
+                raise ValueError("--embedding-stopword-count needs --embeddings")
+        elif self.threshold is None:
+            raise ValueError("--embeddings needs --threshold")
+        elif not -1.0 <= self.threshold <= 1.0:
+            raise ValueError("--threshold is a cosine similarity, in [-1, 1]")
+        if self.stopwords is not None and self.stopword_corpus is not None:
+            raise ValueError("--stopwords and --stopword-corpus exclude each other")
+        if self.stopword_corpus is not None and self.stopword_count is None:
+            raise ValueError("--stopword-corpus needs --stopword-count")
+        if (self.stopword_count is not None and self.stopword_corpus is None
+                and not self.reference_stopwords):
+            raise ValueError("--stopword-count needs --stopword-corpus")
+        for option, value in (("--stopword-count", self.stopword_count),
+                              ("--embedding-stopword-count", self.embedding_stopword_count)):
+            if value is not None and value < 0:
+                raise ValueError(f"{option} must not be negative")
+
+    def tokens(self, lines: Sequence[str], lang: str) -> list[list[str]]:
+        """Each line's tokens under this tokenization and case."""
+        if self.tokenize == "moses":
+            from phenomt.core.text import tokenize as word_tokenize
+
+            found = [word_tokenize(line, lang).split() if line.strip() else [] for line in lines]
+            return [[t.lower() for t in sent] for sent in found] if self.ignore_case else found
+        return [tokenize(line, self.tokenize, self.ignore_case) for line in lines]
+
+    @property
+    def synonyms(self) -> EmbeddingSynonyms | None:
+        """S, from the embeddings (loaded once per process); ``None``: identical tokens only."""
+        if self.embeddings is None or self.threshold is None:
+            return None
+        table = _cached_embeddings(self.embeddings, self.embeddings_dict,
+                                   self.allow_extra_embedding_rows)
+        return _cached_synonyms(table, self.threshold, self.ignore_case)
+
+    def stopword_set(self, references: Sequence[Sequence[str]] = (),
+                     target_lang: str = "en") -> frozenset[str]:
+        """The stopwords (rule in the class docstring); ``references``: the scored
+        references' tokens."""
+        words = _given_stopwords(self)
+        if self.stopwords is None and self.stopword_corpus is None and self.reference_stopwords:
+            k = (default_stopword_count(target_lang) if self.stopword_count is None
+                 else self.stopword_count)
+            words |= frozenset(frequent_tokens(references, k))
+        return words
+
+    def stopword_rule(self, target_lang: str = "en") -> str:
+        if self.stopwords is not None:
+            rule = f"the file {self.stopwords}"
+        elif self.stopword_corpus is not None:
+            rule = f"the {self.stopword_count} most frequent tokens of {self.stopword_corpus}"
+        elif self.reference_stopwords:
+            k = (default_stopword_count(target_lang) if self.stopword_count is None
+                 else self.stopword_count)
+            rule = f"the {k} most frequent tokens of the whole reference"
+        else:
+            rule = "none"
+        if self.embeddings is not None and self.embedding_stopword_count:
+            rule += (f", and the embedding dictionary's {self.embedding_stopword_count} most "
+                     "frequent tokens")
+        return rule
+
+    def results(self, hypotheses: Sequence[Sequence[str]],
+                sources: Sequence[Sequence[str]] | None,
+                references: Sequence[Sequence[str]] | None,
+                target_lang: str = "en") -> list[SentenceRedundancy]:
+        """Cr and Dr of every tokenised output (:func:`score_sentences`) under these settings."""
+        return score_sentences(hypotheses, sources, references, synonyms=self.synonyms,
+                               stopwords=self.stopword_set(references or (), target_lang))
+
+
+@functools.lru_cache(maxsize=8)
+def _given_stopwords(settings: RedundancySettings) -> frozenset[str]:
+    """The stopwords that do not depend on the references: a file's or a corpus's (read once
+    per process: a training corpus can be large), and the embedding dictionary's."""
+    words: set[str] = set()
+    if settings.stopwords is not None:
+        words |= read_stopwords(settings.stopwords, settings.ignore_case)
+    elif settings.stopword_corpus is not None:
+        words |= corpus_stopwords(settings.stopword_corpus, int(settings.stopword_count or 0),
+                                  "word" if settings.tokenize == "word" else "bpe",
+                                  settings.ignore_case)
+    if settings.embeddings is not None and settings.embedding_stopword_count:
+        table = _cached_embeddings(settings.embeddings, settings.embeddings_dict,
+                                   settings.allow_extra_embedding_rows)
+        words.update(t.lower() if settings.ignore_case else t
+                     for t in table.frequent_tokens(settings.embedding_stopword_count))
+    return frozenset(words)
+
+
+@functools.lru_cache(maxsize=8)
+def _cached_synonyms(table: Embeddings, threshold: float, lowercase: bool
+                     ) -> EmbeddingSynonyms:
+    return EmbeddingSynonyms(table, threshold, lowercase=lowercase)
+
+
 # --------------------------------------------------------------------------- the metric
 
 def redundant(a: str, b: str, synonyms: Synonyms | None = None) -> bool:
@@ -868,56 +1013,30 @@ def _add_metric_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", metavar="FILE", help="also write the JSON here")
 
 
-def _check_metric_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    if args.embeddings is None:
-        for option, value in (("--embeddings-dict", args.embeddings_dict),
-                              ("--threshold", args.threshold)):
-            if value is not None:
-                parser.error(f"{option} needs --embeddings")
-        if args.embedding_stopword_count:
-            parser.error("--embedding-stopword-count needs --embeddings")
-    elif args.threshold is None:
-        parser.error("--embeddings needs --threshold")
-    elif not -1.0 <= args.threshold <= 1.0:
-        parser.error("--threshold is a cosine similarity, in [-1, 1]")
-    if (args.stopword_corpus is None) != (args.stopword_count is None):
-        parser.error("--stopword-corpus and --stopword-count go together")
-    for option, value in (("--stopword-count", args.stopword_count),
-                          ("--embedding-stopword-count", args.embedding_stopword_count)):
-        if value is not None and value < 0:
-            parser.error(f"{option} must not be negative")
+def _metric(args: argparse.Namespace) -> _RedundancyMetric:
+    """The registered CRR metric with the command's settings (DRR shares them); an
+    inconsistent combination of options is the parser's error. This command takes no
+    stopwords unless told (a file, a corpus: the paper's are its training data's); the
+    registered metrics' own default is the references' most frequent tokens."""
+    settings = RedundancySettings(
+        tokenize=args.level, ignore_case=args.ignore_case, embeddings=args.embeddings,
+        embeddings_dict=args.embeddings_dict, threshold=args.threshold,
+        allow_extra_embedding_rows=args.allow_extra_embedding_rows,
+        embedding_stopword_count=args.embedding_stopword_count, stopwords=args.stopwords,
+        stopword_corpus=args.stopword_corpus, stopword_count=args.stopword_count)
+    try:
+        settings.check()
+    except ValueError as err:
+        args.redundancy_parser.error(str(err))
+    return Crr.from_settings(settings)
 
 
-@dataclass(frozen=True)
-class MetricSetup:
-    """What the metric needs besides the text: the synonym relation and the stopwords."""
-
-    synonyms: EmbeddingSynonyms | None
-    stopwords: frozenset[str]
-
-
-def _metric_setup(args: argparse.Namespace) -> MetricSetup:
-    _check_metric_options(args.redundancy_parser, args)
-    synonyms = None
-    stopwords: set[str] = set()
-    if args.stopwords:
-        stopwords |= read_stopwords(args.stopwords, args.ignore_case)
-    elif args.stopword_corpus:
-        stopwords |= corpus_stopwords(args.stopword_corpus, args.stopword_count, args.level,
-                                      args.ignore_case)
-    if args.embeddings:
-        embeddings = load_embeddings(args.embeddings, args.embeddings_dict,
-                                     allow_extra_rows=args.allow_extra_embedding_rows)
-        synonyms = EmbeddingSynonyms(embeddings, args.threshold, lowercase=args.ignore_case)
-        frequent = embeddings.frequent_tokens(args.embedding_stopword_count)
-        stopwords.update(t.lower() if args.ignore_case else t for t in frequent)
-    return MetricSetup(synonyms, frozenset(stopwords))
-
-
-def _settings(args: argparse.Namespace, setup: MetricSetup) -> dict:
+def _settings(args: argparse.Namespace, stopwords: frozenset[str],
+              metric: _RedundancyMetric) -> dict:
     return {"level": args.level, "ignore_case": args.ignore_case,
             "embeddings": args.embeddings, "threshold": args.threshold,
-            "stopwords": len(setup.stopwords), "source": args.src, "reference": args.ref}
+            "stopwords": len(stopwords), "source": args.src, "reference": args.ref,
+            "signature": metric.signature()}
 
 
 def _report(args: argparse.Namespace, report: dict) -> None:
@@ -929,16 +1048,16 @@ def _report(args: argparse.Namespace, report: dict) -> None:
 
 
 def _score_command(args: argparse.Namespace) -> int:
-    setup = _metric_setup(args)
+    metric = _metric(args)
     hyps, srcs, refs = read_parallel_tokenized([args.hyp, args.src, args.ref], args.level,
                                                args.ignore_case)
-    results = score_sentences(hyps, srcs, refs, synonyms=setup.synonyms,
-                              stopwords=setup.stopwords)
+    results = metric.results(hyps, srcs, refs)
     if args.per_sentence:
         with atomic_write(args.per_sentence) as out:
             for n, result in enumerate(results):
                 out.write(json.dumps({"sentence": n, **result.as_dict()}) + "\n")
-    report = {**pool(results).as_dict(), "settings": _settings(args, setup)}
+    report = {**pool(results).as_dict(),
+              "settings": _settings(args, metric.settings.stopword_set(), metric)}
     if args.samples:
         report.update(bootstrap_record(results, args.samples, args.seed))
     _report(args, report)
@@ -946,7 +1065,7 @@ def _score_command(args: argparse.Namespace) -> int:
 
 
 def _agreement_command(args: argparse.Namespace) -> int:
-    setup = _metric_setup(args)
+    metric = _metric(args)
     systems = dict(args.hyp)
     if len(systems) != len(args.hyp):
         args.redundancy_parser.error("each system may be given only once")
@@ -956,10 +1075,10 @@ def _agreement_command(args: argparse.Namespace) -> int:
         hyps, srcs, refs = read_parallel_tokenized([path, args.src, args.ref], args.level,
                                                    args.ignore_case)
         tokens[system] = hyps
-        results[system] = score_sentences(hyps, srcs, refs, synonyms=setup.synonyms,
-                                          stopwords=setup.stopwords)
+        results[system] = metric.results(hyps, srcs, refs)
     annotations = read_annotations(args.annotations, tokens)
-    _report(args, {**agreement(annotations, results), "settings": _settings(args, setup)})
+    _report(args, {**agreement(annotations, results),
+                   "settings": _settings(args, metric.settings.stopword_set(), metric)})
     return 0
 
 
@@ -993,13 +1112,14 @@ def register_cli(tree) -> None:
 # --------------------------------------------------------------------------- registered metrics
 
 class _RedundancyMetric(Metric):
-    """CRR or DRR over raw text lines, as the registry's metrics.
+    """CRR or DRR over raw text lines, as the registry's metrics: the paper's definition with
+    every setting of :class:`RedundancySettings` (synonyms from embeddings, stopwords, M~).
 
     ``tokenize``: ``moses`` (sacremoses by language, jieba for Chinese, as the given systems
-    are scored), ``bpe`` (tokens as written) or ``word`` (BPE merged). Identical tokens only
-    (no embeddings). Stopwords: the ``stopword_count`` most frequent tokens of the references
-    passed to :meth:`statistics` (the paper's k by default), so give the whole test set's
-    references and sum subsets' rows afterwards when a subset is scored.
+    are scored), ``bpe`` (tokens as written) or ``word`` (BPE merged). Stopwords: a file, the
+    ``stopword_count`` most frequent tokens of ``stopword_corpus``, else of the references
+    passed to :meth:`statistics` (the paper's k by target language by default; so give the
+    whole test set's references and sum subsets' rows afterwards when a subset is scored).
     """
 
     needs_source = True
@@ -1008,38 +1128,87 @@ class _RedundancyMetric(Metric):
     measure: str
 
     def __init__(self, target_lang: str = "en", source_lang: str = "de",
-                 tokenize: str = "moses", stopword_count: int | None = None) -> None:
-        if tokenize not in ("moses", *LEVELS):
-            raise ValueError(f"unknown tokenization {tokenize!r}: moses, bpe or word")
-        if stopword_count is not None and stopword_count < 0:
-            raise ValueError("stopword_count must not be negative")
-        self.target_lang, self.source_lang, self.tokenize = target_lang, source_lang, tokenize
-        self.stopword_count = (default_stopword_count(target_lang) if stopword_count is None
-                               else stopword_count)
+                 tokenize: str = "moses", stopword_count: int | None = None,
+                 stopwords: str | None = None, stopword_corpus: str | None = None,
+                 embeddings: str | None = None, embeddings_dict: str | None = None,
+                 threshold: float | None = None, embedding_stopword_count: int = 0,
+                 ignore_case: bool = False) -> None:
+        self.target_lang, self.source_lang = target_lang, source_lang
+        self.settings = RedundancySettings(
+            tokenize=tokenize, ignore_case=ignore_case, embeddings=embeddings,
+            embeddings_dict=embeddings_dict, threshold=threshold,
+            embedding_stopword_count=embedding_stopword_count, stopwords=stopwords,
+            stopword_corpus=stopword_corpus, stopword_count=stopword_count,
+            reference_stopwords=True)
+        self.settings.check()
+
+    @classmethod
+    def from_settings(cls, settings: RedundancySettings, target_lang: str = "en",
+                      source_lang: str = "de") -> _RedundancyMetric:
+        """The metric with ``settings`` as they are (a command's own stopword default)."""
+        settings.check()
+        metric = cls(target_lang, source_lang)
+        metric.settings = settings
+        return metric
+
+    @property
+    def tokenize(self) -> str:
+        return self.settings.tokenize
+
+    @property
+    def stopword_count(self) -> int:
+        k = self.settings.stopword_count
+        return default_stopword_count(self.target_lang) if k is None else k
 
     @classmethod
     def choices(cls) -> dict[str, list[str]]:
-        return {"tokenize": ["moses", *LEVELS]}
+        return {"tokenize": list(TOKENIZATIONS)}
 
     def signature(self) -> str:
-        return (f"tok:{self.tokenize}|langs:{self.source_lang}-{self.target_lang}|"
-                f"stopwords:{self.stopword_count}|synonyms:identical")
+        settings = self.settings
+        if settings.stopwords is not None:
+            stop = f"file:{Path(settings.stopwords).name}"
+        elif settings.stopword_corpus is not None:
+            stop = f"corpus:{Path(settings.stopword_corpus).name}:{settings.stopword_count}"
+        elif settings.reference_stopwords:
+            stop = str(self.stopword_count)
+        else:
+            stop = "none"
+        if settings.embeddings is not None and settings.embedding_stopword_count:
+            stop += f"+emb:{settings.embedding_stopword_count}"
+        synonyms = ("identical" if settings.embeddings is None else
+                    f"cos>{settings.threshold}:{Path(settings.embeddings).name}")
+        case = "|case:ignored" if settings.ignore_case else ""
+        return (f"tok:{settings.tokenize}{case}|langs:{self.source_lang}-{self.target_lang}|"
+                f"stopwords:{stop}|synonyms:{synonyms}")
 
-    def _tokens(self, lines: Sequence[str], lang: str) -> list[list[str]]:
-        if self.tokenize == "moses":
-            from phenomt.core.text import tokenize as word_tokenize
+    def description(self) -> dict[str, Any]:
+        """The settings as a record's ``settings`` (what a table's note reports)."""
+        settings = self.settings
+        return {"tokenize": settings.tokenize, "case": "ignored" if settings.ignore_case
+                else "kept", "redundant": ("identical tokens" if settings.embeddings is None
+                                           else f"identical tokens or embedding cosine > "
+                                                f"{settings.threshold}"),
+                "embeddings": settings.embeddings, "threshold": settings.threshold,
+                "stopword_rule": settings.stopword_rule(self.target_lang),
+                "stopword_count": self.stopword_count,
+                "exemptions": "stopwords; repeats up to max(source count, reference count) - 1 "
+                              "per line",
+                "pooling": "sum of counts over sum of (|Y| - 1)",
+                "signature": self.signature()}
 
-            return [word_tokenize(line, lang).split() if line.strip() else [] for line in lines]
-        return [tokenize(line, self.tokenize) for line in lines]
+    def results(self, hypotheses: Sequence[Sequence[str]], sources: Sequence[Sequence[str]],
+                references: Sequence[Sequence[str]]) -> list[SentenceRedundancy]:
+        """Cr and Dr of every output, from tokens (:meth:`RedundancySettings.tokens`)."""
+        return self.settings.results(hypotheses, sources, references, self.target_lang)
 
     def statistics(self, hypotheses: Sequence[str], references: Sequence[str],
                    sources: Sequence[str] | None = None) -> np.ndarray:
         self._check(hypotheses, references, sources)
-        refs = self._tokens(references, self.target_lang)
-        stopwords = frozenset(frequent_tokens(refs, self.stopword_count))
-        results = score_sentences(self._tokens(hypotheses, self.target_lang),
-                                  self._tokens(sources or [], self.source_lang), refs,
-                                  stopwords=stopwords)
+        tokens = self.settings.tokens
+        results = self.results(tokens(hypotheses, self.target_lang),
+                               tokens(sources or [], self.source_lang),
+                               tokens(references, self.target_lang))
         return np.asarray(sentence_statistics(results), dtype=np.float64).reshape(-1, 3)
 
     def score(self, totals: np.ndarray) -> float:
