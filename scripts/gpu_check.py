@@ -173,6 +173,8 @@ def epoch_options(plan, teacher: str, kind: str, base_models: dict[str, str],
         options = plan.nat.train_options(teacher, f"{kind}.raw")
         base = base_model(kind)
         if base is not None:
+            if base not in base_models:
+                raise RuntimeError(f"no {base} model to fine-tune: its epoch failed")
             options["finetune_from_model"] = base_models[base]
     options.update(max_epoch=1, disable_validation=True, save_interval_updates=0,
                    log_interval=10, **half)
