@@ -39,7 +39,7 @@ ARGUMENT_PARAMS = frozenset({
     "args", "settings", "identity", "mask", "pair", "target", "sets", "extra", "notes",
     "bleu", "samples", "resampling", "scores", "files", "concat", "docids", "corpora",
     "reorder", "lexical", "layout", "set", "pretok", "reference", "truecaser", "meta",
-    "batch_sizes", "runs"})
+    "batch_sizes", "runs", "source"})
 
 
 # --------------------------------------------------------------------------- shell strings

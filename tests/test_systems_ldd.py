@@ -9,11 +9,12 @@ import shlex
 from pathlib import Path
 
 import pytest
+import yaml
 
 from phenomt.cli import build_parser
 from phenomt.core.io import InputError
 from phenomt.systems import challenge, tables
-from tests.conftest import ROOT
+from tests.conftest import ROOT, TINY_CONFIG, run_snakemake, tiny_workdir
 
 DATA = ROOT / "tests" / "data" / "systems"
 
@@ -153,6 +154,52 @@ def _aligner_settings(path: Path, corpora: list[tuple[str, str, int]]) -> Path:
         "training_pairs": sum(n for _, _, n in corpora) - 1, "skipped_pairs": 1}),
         encoding="utf-8")
     return path
+
+
+def test_other_metrics_on_the_sets_paired_like_bleu(toy):
+    """``--metrics``: TER and CRR scored on the full test set and every set on BLEU's
+    resamples. B's wrong lines share no word with any reference: TER 5 edits of 5 words, so
+    100 on particle.ge1 (all 10 lines wrong) against 10 * 5 / (30 * 5) = 33.33 on the full
+    test set (Δ +66.67, above: TER is lower-better, the verdict is about the score); no line
+    repeats a word, so CRR is 0 everywhere."""
+    src = _write(toy["dir"] / "src.de", ["x"] * 30)
+    records = {}
+    for system in ("A", "B"):
+        out = toy["dir"] / f"{system}.ldd.json"
+        assert run("systems", "ldd-score", "--testset", "toy", "--system", system, "--hyp",
+                   toy[system], "--ref", toy["ref"], "--target-lang", "en", "--set",
+                   *toy["sets"], "--samples", "200", "--seed", "3", "--metrics", "ter", "crr",
+                   "--src", src, "--source-lang", "de", "--output", out) == 0
+        records[system] = json.loads(out.read_text(encoding="utf-8"))
+    a, b = records["A"], records["B"]
+    assert a["full"]["metrics"]["ter"]["score"] == pytest.approx(0)
+    assert b["full"]["metrics"]["ter"]["score"] == pytest.approx(100 / 3)
+    ter = b["sets"]["particle.ge1"]["metrics"]["ter"]
+    assert ter["score"] == pytest.approx(100) and ter["difference"] == pytest.approx(200 / 3)
+    assert ter["above"] is True and ter["below"] is False and ter["p_adjusted"] < 0.05
+    # too few sentences for a verdict, as for BLEU
+    assert b["sets"]["reflexive.ge1"]["metrics"]["ter"]["above"] is None
+    assert b["sets"]["particle.ge1"]["metrics"]["crr"]["score"] == 0
+    # BLEU's own entries are unchanged by the other metrics
+    assert b["sets"]["particle.ge1"]["bleu"]["score"] == pytest.approx(0)
+    d = toy["dir"]
+    assert run("table", "systems-ldd", "--kind", "metrics", "--records", d / "A.ldd.json",
+               d / "B.ldd.json", "--md", d / "m.md", "--csv", d / "m.csv") == 0
+    with open(d / "m.csv", newline="", encoding="utf-8") as handle:
+        rows = [(r["set"], r["metric"], r["B"]) for r in csv.DictReader(handle)]
+    full = {metric: cell for name, metric, cell in rows if name == "full test set"}
+    assert full["CRR (%)"] == "0.00 [0.00, 0.00]" and full["TER"].startswith("33.33 [")
+    assert ("particle.ge1", "TER", "100.00 [100.00, 100.00] Δ+66.67 ▲") in rows
+    assert "Holm-adjusted together" in (d / "m.md").read_text(encoding="utf-8")
+
+
+def test_other_metrics_that_read_the_source_need_it(toy, capsys):
+    with pytest.raises(SystemExit):
+        run("systems", "ldd-score", "--testset", "toy", "--system", "A", "--hyp", toy["A"],
+            "--ref", toy["ref"], "--target-lang", "en", "--set", *toy["sets"],
+            "--metrics", "crr", "--output", toy["dir"] / "x.json")
+    assert "crr read the source" in capsys.readouterr().err
+    assert not (toy["dir"] / "x.json").exists()
 
 
 def test_ldd_table_note_on_the_aligner_comes_from_its_settings(toy):
@@ -331,6 +378,41 @@ def test_plan_extracts_the_sets_of_the_test_sets(config):
     assert "results/tables/systems_ldd_table5.newstest2017.en-de.md" in tables
     assert "results/tables/systems_mqm.wmt21-ted.zh-en.csv" in tables
     assert not any("newstest2021.zh-en" in t and "ldd" in t for t in tables)
+
+
+def test_plan_scores_the_configured_metrics_on_the_sets(config, tmp_path):
+    """``systems.ldd_metrics``: every ldd-score job gets them (and the source where one reads
+    it), and each LDD test set gets its metrics table; none by default."""
+    import copy
+
+    from phenomt.plan import Plan, validate_config
+
+    plan = Plan(config)
+    assert plan.systems.ldd_metrics == [] and plan.systems.ldd_source_args(
+        "newstest2021.de-en") == ""
+    assert not any("systems_ldd_metrics" in t for t in plan.systems.tables())
+    changed = copy.deepcopy(config)
+    changed["systems"]["ldd_metrics"] = ["ter", "crr"]
+    plan = Plan(validate_config(changed))
+    assert "--metrics ter crr" in plan.systems.ldd_score_args()
+    assert plan.systems.ldd_source_inputs("newstest2021.de-en") == [
+        "results/data/raw/newstest2021.de-en.de"]
+    assert shlex.split(plan.systems.ldd_source_args("newstest2021.de-en")) == [
+        "--src", "results/data/raw/newstest2021.de-en.de", "--source-lang", "de"]
+    assert "results/tables/systems_ldd_metrics.newstest2021.de-en.csv" in plan.systems.tables()
+    changed["systems"]["ldd_metrics"] = ["bleu"]
+    with pytest.raises(Exception, match="bleu"):
+        validate_config(copy.deepcopy(changed))
+    # the workflow builds the new table from the same records
+    workdir = tiny_workdir(tmp_path / "run")
+    configured = yaml.safe_load(TINY_CONFIG.read_text(encoding="utf-8"))
+    configured.setdefault("systems", {})["ldd_metrics"] = ["chrf"]
+    (workdir / "ldd_metrics.yaml").write_text(yaml.safe_dump(configured), encoding="utf-8")
+    result = run_snakemake("-n", "--configfile", str(workdir / "ldd_metrics.yaml"),
+                           cwd=workdir, timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    # the tiny config scores its given systems on newstest2021.de-en's sets
+    assert "table_systems_ldd_metrics" in result.stdout + result.stderr
 
 
 def test_plan_mqm_sets(config):

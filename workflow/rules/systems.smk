@@ -146,6 +146,7 @@ rule systems_ldd_score:
         hyp=lambda w: PLAN.systems.hyp(w.testset, w.sysname),
         ref=lambda w: PLAN.systems.reference(w.testset),
         sets=lambda w: PLAN.systems.ldd_set_files(w.testset),
+        src=lambda w: PLAN.systems.ldd_source_inputs(w.testset),
     output:
         f"{OUT}/systems/{{testset}}/{{sysname}}.ldd.json",
     wildcard_constraints:
@@ -156,6 +157,7 @@ rule systems_ldd_score:
         target=lambda w: PLAN.systems.target_lang_args(w.testset),
         sets=lambda w: PLAN.systems.ldd_set_args(w.testset),
         settings=lambda w: PLAN.systems.ldd_score_args(),
+        source=lambda w: PLAN.systems.ldd_source_args(w.testset),
     log:
         f"{OUT}/logs/systems_ldd_score/{{testset}}.{{sysname}}.log",
     benchmark:
@@ -164,7 +166,30 @@ rule systems_ldd_score:
         ENV
     shell:
         "phenomt systems ldd-score {params.identity} --hyp {input.hyp:q} --ref {input.ref:q}"
-        " {params.target} {params.sets} {params.settings} --output {output:q} > {log:q} 2>&1"
+        " {params.target} {params.sets} {params.settings} {params.source}"
+        " --output {output:q} > {log:q} 2>&1"
+
+
+# The challenge sets under the metrics of `systems.ldd_metrics` (BLEU's resamples).
+rule table_systems_ldd_metrics:
+    localrule: True
+    input:
+        records=lambda w: PLAN.systems.ldd_records(w.testset),
+        aligner=lambda w: PLAN.systems.ldd_aligner_settings(w.testset),
+    output:
+        **PLAN.table_files("systems_ldd_metrics.{testset}"),
+    wildcard_constraints:
+        testset="[^/]+",
+    params:
+        settings=lambda w: PLAN.systems.ldd_table_args(w.testset),
+    log:
+        f"{OUT}/logs/tables/systems_ldd_metrics.{{testset}}.log",
+    conda:
+        ENV
+    shell:
+        "phenomt table systems-ldd --kind metrics --records {input.records:q}"
+        " --aligner-settings {input.aligner:q} {params.settings}"
+        " --md {output.md:q} --csv {output.csv:q} > {log:q} 2>&1"
 
 
 rule table_systems_ldd:

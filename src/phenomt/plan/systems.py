@@ -209,7 +209,26 @@ class SystemsPlan(SectionPlan):
 
     def ldd_score_args(self) -> str:
         return shell_args([("--samples", self.section["samples"]),
-                           ("--seed", self.section["seed"])])
+                           ("--seed", self.section["seed"]),
+                           ("--metrics", self.ldd_metrics or None)])
+
+    @property
+    def ldd_metrics(self) -> list[str]:
+        """The registered metrics scored on the challenge sets besides BLEU."""
+        return list(self.section["ldd_metrics"])
+
+    def ldd_source_inputs(self, testset: str) -> list[str]:
+        """The test set's source, when a challenge-set metric reads it (CRR, DRR)."""
+        from phenomt.core.metrics import base as metrics
+
+        reads = any(metrics.get(name).needs_source for name in self.ldd_metrics)
+        return [self.source(testset)] if reads else []
+
+    def ldd_source_args(self, testset: str) -> str:
+        inputs = self.ldd_source_inputs(testset)
+        if not inputs:
+            return ""
+        return shell_args([("--src", inputs[0]), ("--source-lang", self._langs(testset)[0])])
 
     def ldd_records(self, testset: str) -> list[str]:
         return [self.ldd_json(testset, s) for s in self.systems(testset)]
@@ -445,6 +464,9 @@ class SystemsPlan(SectionPlan):
             base += table_file_list(self.out, ["systems_ltcr"])
         ldd = [self.ldd_table(t, n, ext) for t in self.ldd_testsets for n in LDD_TABLES
                for ext in ("md", "csv")]
+        if self.ldd_metrics:
+            ldd += [table_path(self.out, f"systems_ldd_metrics.{t}", ext)
+                    for t in self.ldd_testsets for ext in ("md", "csv")]
         mqm = [self.mqm_table(m, ext) for m in self.mqm_sets for ext in ("md", "csv")]
         return [*base, *ldd, *mqm]
 

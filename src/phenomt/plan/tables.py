@@ -157,6 +157,10 @@ TABLES: dict[str, Table] = _declare(
           "the long-distance-dependency challenge sets extracted from the test set, scored "
           "for every given system (BLEU per set, by distance, or RIBES).",
           "Choshen & Abend Tables 4-6"),
+    Table("systems_ldd_metrics.{testset}", "systems", "table systems-ldd",
+          "Challenge sets of a given test set: the other metrics",
+          "the metrics of ``systems.ldd_metrics`` on the challenge sets, each set against the "
+          "full test set on BLEU's resamples, Holm-adjusted per metric."),
     Table("systems_ltcr", "systems", "table systems-ltcr", "LTCR of given system outputs",
           "L-All (lexical translation consistency, Lei et al. 2024) of every given system on "
           "a Zh→En test set with document ids, with document-bootstrap intervals, the pairs "

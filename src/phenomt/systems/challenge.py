@@ -45,7 +45,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from phenomt.core.bins import parse_bin
-from phenomt.core.io import InputError, read_lines
+from phenomt.core.io import InputError, check_line_count, read_lines
 from phenomt.core.lineids import read_ids, select_lines
 from phenomt.core.linelimit import kept_out_of_files, over_limit
 from phenomt.core.metrics import resample
@@ -131,21 +131,22 @@ def sentence_ribes(hypotheses: Sequence[str], references: Sequence[str], tokeniz
     return found, unscored
 
 
-class _Bleu:
-    """The test set's BLEU statistics for one system, resampled once for the full test set
-    and every set."""
+class _Cells:
+    """One metric's per-sentence statistics of one system on the test set, resampled by the
+    test set's engine for the full test set and every set (so all are paired)."""
 
-    def __init__(self, hypotheses: Sequence[str], references: Sequence[str], tokenize: str,
-                 samples: int, seed: int) -> None:
-        self.metric = registered_metrics(tokenize, ("bleu",))["bleu"]
-        self.stats = self.metric.statistics(hypotheses, references)
-        self.engine = resample.Resampler(len(references), samples, seed)
-        self.signature = self.metric.signature()
-        self.test_signature = test_signature(self.signature, "bs", samples, samples, seed)
-        self.full = self.engine.resampled(self.metric.score, self.stats)
+    def __init__(self, metric, hypotheses: Sequence[str], references: Sequence[str],
+                 sources: Sequence[str] | None, engine: resample.Resampler) -> None:
+        self.metric = metric
+        self.stats = metric.statistics(hypotheses, references, sources)
+        self.engine = engine
+        self.signature = metric.signature()
+        self.test_signature = test_signature(self.signature, "bs", engine.samples,
+                                             engine.samples, engine.seed)
+        self.full = engine.resampled(metric.score, self.stats)
 
     def cell(self, rows: Sequence[int] | None) -> tuple[dict, float, object]:
-        """The BLEU entry of the lines ``rows`` (0-based; None: all), its score and its
+        """The entry of the lines ``rows`` (0-based; None: all), its score and its
         resampled scores."""
         score, values = (self.full if rows is None
                          else self.engine.resampled(self.metric.score, self.stats, rows))
@@ -170,16 +171,34 @@ def ldd_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
                ref: str | os.PathLike[str], target_lang: str, sets: Sequence[ChallengeSet],
                tokenize: str | None = None, samples: int = 1000, seed: int = DEFAULT_SEED,
                kind: str | None = None,
-               tokenized: Sequence[str | os.PathLike[str]] | None = None) -> dict:
+               tokenized: Sequence[str | os.PathLike[str]] | None = None,
+               metrics: Sequence[str] = (), src: str | os.PathLike[str] | None = None,
+               source_lang: str | None = None) -> dict:
     """The challenge-set record of one system on one test set: the full test set, then every
     set with its BLEU (interval), Δ against the full test set and RIBES where it applies;
     with ``tokenized`` (the test set's tokenized source and reference), the lines kept out of
-    parsing and alignment."""
+    parsing and alignment.
+
+    ``metrics``: more registered metrics (chrF, TER, RIBES, CRR, DRR ...), each scored like
+    BLEU under ``metrics`` of the full test set and of every set, on the same resamples, its
+    sets' p Holm-adjusted together (a family per metric); those that read the source need
+    ``src`` and ``source_lang``."""
     names = [s.name for s in sets]
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
         raise ValueError(f"challenge set(s) given twice: {', '.join(duplicated)}")
+    if "bleu" in metrics:
+        raise ValueError("BLEU is every record's first metric: name only the others")
+    extra = registered_metrics(tokenize or default_tokenizer(target_lang), tuple(metrics),
+                               (source_lang or "", target_lang)) if metrics else {}
+    needing = [name for name, metric in extra.items() if metric.needs_source]
+    if needing and (src is None or source_lang is None):
+        raise ValueError(f"{', '.join(needing)} read the source: give src and source_lang")
     references = read_text(ref)
+    sources = None
+    if src is not None:
+        sources = read_text(src)
+        check_line_count(src, len(sources), len(references), ref)
     kept_out = None
     if tokenized is not None:
         kept_out = kept_out_of_files(*tokenized)
@@ -190,10 +209,17 @@ def ldd_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
     tokenize = tokenize or default_tokenizer(target_lang)
     # sentence RIBES once: the reordering set's lines are test-set lines
     ribes, ribes_unscored = sentence_ribes(output.lines, references, tokenize)
-    bleu = _Bleu(output.lines, references, tokenize, samples, seed)
+    engine = resample.Resampler(len(references), samples, seed)
+    bleu = _Cells(registered_metrics(tokenize, ("bleu",))["bleu"], output.lines, references,
+                  None, engine)
+    others = {name: _Cells(metric, output.lines, references, sources, engine)
+              for name, metric in extra.items()}
     full_entry, full_bleu, full_values = bleu.cell(None)
+    full_others = {name: cells.cell(None) for name, cells in others.items()}
     full = {"sentences": len(references), "bleu": full_entry,
             "ribes": _ribes_entry(ribes, tokenize)}
+    if others:
+        full["metrics"] = {name: cell[0] for name, cell in full_others.items()}
     scored = {}
     for challenge in sets:
         ids_path = f"{challenge.prefix}.ids"
@@ -216,8 +242,15 @@ def ldd_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
                 entry["p_value"] = tested.p
         if entry["ribes"] and full["ribes"]:
             entry["ribes"]["difference"] = entry["ribes"]["score"] - full["ribes"]["score"]
+        if others:
+            entry["metrics"] = {
+                name: _metric_entry(cells, [i - 1 for i in ids], full_others[name][1:],
+                                    len(ids) >= MIN_INTERVAL_SENTENCES)
+                for name, cells in others.items()}
         scored[challenge.name] = entry
     _holm_verdicts(scored)
+    for name in others:
+        _holm_verdicts({set_name: entry["metrics"][name] for set_name, entry in scored.items()})
     return {"schema": SCHEMA, "testset": testset, "system": system, "kind": kind,
             "hypothesis": str(hyp), "reference": str(ref), "target_lang": target_lang,
             **output.summary(),
@@ -232,10 +265,24 @@ def ldd_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
             "sets": scored}
 
 
-def _holm_verdicts(scored: dict[str, dict], alpha: float = resample.ALPHA) -> None:
+def _metric_entry(cells: _Cells, rows: list[int], full: tuple[float, object],
+                  judged: bool) -> dict | None:
+    """Another metric's entry of a set: its cell, and Δ against the full test set with the
+    paired interval and p (None below :data:`MIN_INTERVAL_SENTENCES` sentences)."""
+    if not rows:
+        return None
+    entry, score, values = cells.cell(rows)
+    tested = cells.engine.compare(score, values, *full)
+    entry.update(difference=tested.difference, difference_ci=[tested.low, tested.high],
+                 p_value=tested.p if judged else None, p_adjusted=None, below=None,
+                 above=None)
+    return entry
+
+
+def _holm_verdicts(scored: dict[str, dict | None], alpha: float = resample.ALPHA) -> None:
     """Holm-adjust the p of the sets large enough for a verdict, then mark each below or
     above the full test set when its adjusted p < ``alpha``."""
-    names = [n for n, e in scored.items() if e["p_value"] is not None]
+    names = [n for n, e in scored.items() if e is not None and e["p_value"] is not None]
     for name, adjusted in zip(names, resample.holm([scored[n]["p_value"] for n in names]),
                               strict=True):
         entry = scored[name]

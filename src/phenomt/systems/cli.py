@@ -220,10 +220,14 @@ def _ldd_score_command(args: argparse.Namespace) -> int:
         sets = [challenge.parse_set(text) for text in args.set]
     except ValueError as err:
         args.systems_parser.error(str(err))
-    record = challenge.ldd_record(
-        testset=args.testset, system=args.system, hyp=args.hyp, ref=args.ref,
-        target_lang=args.target_lang, sets=sets, tokenize=args.tokenize,
-        samples=args.samples, seed=args.seed, kind=args.kind, tokenized=args.tokenized)
+    try:
+        record = challenge.ldd_record(
+            testset=args.testset, system=args.system, hyp=args.hyp, ref=args.ref,
+            target_lang=args.target_lang, sets=sets, tokenize=args.tokenize,
+            samples=args.samples, seed=args.seed, kind=args.kind, tokenized=args.tokenized,
+            metrics=args.metrics, src=args.src, source_lang=args.source_lang)
+    except ValueError as err:
+        args.systems_parser.error(str(err))
     write_json(args.output, _with_identity(record, args))
     full = record[challenge.FULL]["bleu"]
     print(f"{args.testset} {args.system}: full test set BLEU {full['score']:.2f}; "
@@ -317,6 +321,9 @@ def _ldd_table_command(args: argparse.Namespace) -> int:
         frame, notes = tables.ldd_distance_table(records, catalogue, args.min_sentences,
                                                  **extraction)
         title = "Given systems on the LDD challenge sets by distance (Table 5)"
+    elif args.kind == "metrics":
+        frame, notes = tables.ldd_metrics_table(records, catalogue, **extraction)
+        title = "Given systems on the LDD challenge sets: the other metrics"
     else:
         frame, notes = tables.ldd_ribes_table(records, catalogue, **extraction)
         title = "Given systems on the LDD reordering sets: RIBES (Table 6)"
@@ -442,13 +449,19 @@ def register_cli(tree) -> None:
                    help="sacreBLEU tokenizer (default: by target language)")
     p.add_argument("--samples", type=positive_int, default=1000, help="bootstrap samples")
     p.add_argument("--seed", type=positive_int, default=scores.DEFAULT_SEED)
+    p.add_argument("--metrics", nargs="+", default=[], metavar="METRIC",
+                   choices=[m for m in scores.metric_keys() if m != "bleu"],
+                   help="more registered metrics scored on the full test set and every set "
+                        "like BLEU (table systems-ldd --kind metrics)")
+    p.add_argument("--src", help="the test set's source (for metrics that read it: crr, drr)")
+    p.add_argument("--source-lang", help="the source language (with --src)")
     p.add_argument("--output", required=True)
     p.set_defaults(systems_parser=p)
 
     p = tree.add("table systems-ldd", "LDD challenge sets of a test set with the given "
                  "systems as columns: BLEU (Table 4), BLEU by distance (Table 5) or RIBES "
                  "(Table 6)", _ldd_table_command)
-    p.add_argument("--kind", required=True, choices=["bleu", "distance", "ribes"])
+    p.add_argument("--kind", required=True, choices=["bleu", "distance", "ribes", "metrics"])
     p.add_argument("--records", nargs="+", required=True,
                    help="records of 'phenomt systems ldd-score', one per system")
     p.add_argument("--min-sentences", type=positive_int, default=50,

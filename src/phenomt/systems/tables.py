@@ -469,6 +469,9 @@ def check_ldd_records(records: Sequence[Mapping],
         if record["system"] in seen:
             raise InputError(name, f"a second record of system {record['system']!r}")
         seen.add(record["system"])
+        if sorted(record["full"].get("metrics", {})) != sorted(first["full"].get("metrics", {})):
+            raise InputError(name, f"scored with other metrics than {names[0]} (systems "
+                                   "ldd-score --metrics)")
 
 
 def _ldd_records(records: Sequence[Mapping]) -> tuple[str, list[str], list[Mapping]]:
@@ -477,18 +480,24 @@ def _ldd_records(records: Sequence[Mapping]) -> tuple[str, list[str], list[Mappi
     return records[0]["testset"], [r["system"] for r in records], list(records)
 
 
-def _ldd_bleu_cell(entry: Mapping, delta: bool = True) -> str | None:
-    bleu = entry["bleu"]
-    if bleu is None:
+def _ldd_score_cell(score: Mapping | None, tested: Mapping, delta: bool = True) -> str | None:
+    """``score [CI]`` of a score entry and, with ``delta``, Δ against the full test set with
+    its verdict from ``tested`` (``difference``, ``below``, ``above``)."""
+    if score is None:
         return None
-    cell = intervals.mark(interval_cell(bleu["score"], bleu["ci_low"], bleu["ci_high"]), bleu)
-    if delta and entry.get("difference") is not None:
-        cell += f" Δ{entry['difference']:+.2f}"
-        if entry["below"] is None:
+    cell = intervals.mark(interval_cell(score["score"], score["ci_low"], score["ci_high"]),
+                          score)
+    if delta and tested.get("difference") is not None:
+        cell += f" Δ{tested['difference']:+.2f}"
+        if tested["below"] is None:
             cell += " †"
         else:
-            cell += " ▼" if entry["below"] else " ▲" if entry["above"] else ""
+            cell += " ▼" if tested["below"] else " ▲" if tested["above"] else ""
     return cell
+
+
+def _ldd_bleu_cell(entry: Mapping, delta: bool = True) -> str | None:
+    return _ldd_score_cell(entry["bleu"], entry, delta)
 
 
 def _ldd_misses(records: Sequence[Mapping], names: Sequence[str], full: bool
@@ -616,6 +625,47 @@ def ldd_bleu_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str, str
                     "set BLEU is lower; 'interval below': those significantly below (▼).")
     shown = [row["set"] for row in rows[1:]]
     return pd.DataFrame(rows), notes + intervals.notes(_ldd_misses(records, shown, True))
+
+
+def ldd_metrics_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str, str], dict],
+                      bins: Sequence[str] = ("ge1",), udpipe: str | None = None,
+                      aligner: str | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """Table 4 for the records' other metrics (``systems ldd-score --metrics``): a row per set
+    and metric, systems as columns, score [95% CI] and Δ against the full test set, each
+    metric's sets Holm-adjusted as a family of their own."""
+    testset, systems, records = _ldd_records(records)
+    names = list(records[0]["full"].get("metrics", {}))
+    if not names:
+        raise ValueError("the records hold no metric besides BLEU: score them with "
+                         "systems ldd-score --metrics")
+    first = records[0]["full"]["metrics"]
+    labels = {name: metrics.get(name).label if name in metrics.names() else name
+              for name in names}
+    rows = [{"set": "full test set", "metric": labels[name], "phenomenon": None,
+             "distance": None, "sentences": records[0]["full"]["sentences"],
+             **{r["system"]: _ldd_score_cell(r["full"]["metrics"][name], {}, delta=False)
+                for r in records}} for name in names]
+    for set_name in _set_order(records):
+        entry = records[0]["sets"][set_name]
+        if entry["phenomenon"] != REORDER and entry["bin"] not in bins:
+            continue
+        for name in names:
+            rows.append({"set": set_name, "metric": labels[name],
+                         "phenomenon": entry["phenomenon"], "distance": bin_title(entry["bin"]),
+                         "sentences": entry["sentences"],
+                         **{r["system"]: _ldd_score_cell(r["sets"][set_name]["metrics"][name],
+                                                         r["sets"][set_name]["metrics"][name]
+                                                         or {})
+                            for r in records}})
+    notes = _ldd_notes(testset, records, catalogue, udpipe, aligner)
+    notes.insert(1, "Cell: score [95% CI] Δ against the full test set (first rows), on the same "
+                    "resamples as BLEU; each metric's sets are Holm-adjusted together, ▼/▲ "
+                    "significantly below/above (lower is better for "
+                    + (", ".join(labels[n] for n in names
+                                 if not metrics.get(n).higher_is_better) or "none") + "). "
+                    "Signatures: " + "; ".join(f"{labels[n]} `{first[n]['signature']}`"
+                                              for n in names) + ".")
+    return pd.DataFrame(rows), notes
 
 
 def ldd_distance_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str, str], dict],
