@@ -1,5 +1,7 @@
 """The GLAT and DAT fairseq models in-process, on tiny untrained instances."""
 
+from pathlib import Path
+
 import pytest
 
 from tests.conftest import require_fairseq
@@ -170,3 +172,26 @@ def test_cmlm_length_beam_keeps_fairseqs_choice_without_numpy(tmp_path, monkeypa
     shifts = {len(d[0]["tokens"]) - len(f[0]["tokens"]) for d, f in zip(decoded, first,
                                                                           strict=True)}
     assert shifts != {0}, shifts
+
+
+@pytest.mark.parametrize("order", ["package first", "user dir first"])
+def test_plugins_register_once_whichever_import_comes_first(order):
+    """fairseq's --user-dir imports the plugin folder as ``fairseq_ext``; a process that has
+    imported ``phenomt.fairseq_ext`` too (an in-process decoding after a test built a model)
+    must not register the plugins twice, which fairseq refuses."""
+    import subprocess
+    import sys
+
+    import phenomt.fairseq_ext as plugins
+
+    folder = str(Path(plugins.__file__).parent)
+    package = "import phenomt.fairseq_ext"
+    user_dir = ("import argparse; from fairseq import utils; "
+                f"utils.import_user_module(argparse.Namespace(user_dir={folder!r}))")
+    steps = [package, user_dir] if order == "package first" else [user_dir, package]
+    check = ("from fairseq.models import ARCH_MODEL_REGISTRY; "
+             "assert 'phenomt_glat' in ARCH_MODEL_REGISTRY; print('registered once')")
+    result = subprocess.run([sys.executable, "-c", "; ".join([*steps, check])],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "registered once" in result.stdout
