@@ -384,7 +384,10 @@ def main(argv: list[str] | None = None) -> int:
     if not report["versions"]["cuda_available"]:
         half = {"cpu": True}
     report["precision"] = "fp16" if half.get("fp16") else "fp32"
-    report["config"] = str(args.config)
+    config = args.config.resolve()
+    # relative to the checkout where it lies there: the report names no machine's paths
+    report["config"] = str(config.relative_to(ROOT)) if config.is_relative_to(ROOT) \
+        else str(args.config)
     write_report(args.out, report)
 
     def finish_stage() -> None:
