@@ -226,6 +226,8 @@ def _ldd_score_command(args: argparse.Namespace) -> int:
             target_lang=args.target_lang, sets=sets, tokenize=args.tokenize,
             samples=args.samples, seed=args.seed, kind=args.kind, tokenized=args.tokenized,
             metrics=args.metrics, src=args.src, source_lang=args.source_lang)
+    except InputError:
+        raise  # names its file and line; the CLI's entry point reports it
     except ValueError as err:
         args.systems_parser.error(str(err))
     write_json(args.output, _with_identity(record, args))
