@@ -225,6 +225,16 @@ def test_docids_make_ltcr_jobs_of_the_generated_config(tmp_path):
                                   "results/systems/t.zh-en/reference.ltcr.json"]
     assert "results/tables/systems_ltcr.md" in plan.tables()
     assert "--baseline t.zh-en=mine" in systems.ltcr_table_args()
+    # LTCR is not a metric of the systems table unless named, then with its layout and aligner
+    assert systems.score_inputs("t.zh-en") == []
+    named_ltcr = Plan(load_config_dict(evaluate_config(
+        _request(tmp_path, src_lang="zh", name="t.zh-en", ldd=False, docids=ids,
+                 metrics=("bleu", "ltcr"))))).systems
+    assert named_ltcr.score_inputs("t.zh-en") == ["results/systems/t.zh-en/pairs.json",
+                                                  "results/systems/t.zh-en/align/settings.json"]
+    assert ("--metrics bleu ltcr --setting ltcr.pairs=results/systems/t.zh-en/pairs.json "
+            "ltcr.align_model=results/systems/t.zh-en/align") in named_ltcr.score_args(
+                "t.zh-en", "mine")
     # a rerun without --docids keeps the earlier run's
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / CONFIG).write_text(yaml.safe_dump(config), encoding="utf-8")
@@ -352,7 +362,7 @@ def _evaluate_ted(tmp_path: Path, mirror: Path, *systems: str) -> subprocess.Com
     return subprocess.run(
         [str(Path(sys.executable).with_name("phenomt")), "evaluate",
          "--src", str(data / "ted.zh"), "--ref", str(data / "ted.en"), "--langs", "zh-en",
-         "--docids", str(data / "ted.docids"),
+         "--docids", str(data / "ted.docids"), "--metrics", "bleu", "ltcr",
          *[a for s in systems for a in ("--hyp", f"{s}={data / s}.en")],
          "--samples", "200", "--outdir", "eval", "--cores", "2", "--no-report"],
         cwd=tmp_path, capture_output=True, text=True, env=env, timeout=1800)
@@ -368,7 +378,11 @@ def test_evaluate_docids_scores_ltcr_of_zh_en_outputs_and_the_reference(tmp_path
     assert lines[0].startswith("ted.zh-en: 370 lines, baseline NiuTrans, LTCR on 4 documents")
     summary = {line.split(":")[0].strip(): line for line in lines[1:4]}
     assert set(summary) == {"NiuTrans", "Facebook-AI", "reference (calibration)"}
-    assert all("LTCR L-All" in line and "pairs judged" in line for line in summary.values())
+    # LTCR named as a metric: a cell with its document-bootstrap interval (the reference's
+    # calibration line is the LTCR record's)
+    for system in ("NiuTrans", "Facebook-AI"):
+        assert re.search(r"LTCR [\d.]+ \[[\d.]+, [\d.]+\]", summary[system]), summary[system]
+    assert "LTCR L-All" in summary["reference (calibration)"]
     table = tmp_path / "eval" / "results" / "tables" / "systems_ltcr"
     assert f"{table}.md" in result.stdout
     with open(f"{table}.csv", newline="", encoding="utf-8") as handle:

@@ -164,6 +164,8 @@ CASES = [
          "--metrics: given twice: ter"),
     Case("metrics-unknown", (*BASE, "--hyp", "{hyp}", "--metrics", "comet"),
          "invalid choice: 'comet'"),
+    Case("ltcr-without-docids", (*BASE, "--hyp", "{hyp}", "--metrics", "bleu", "ltcr"),
+         "--metrics: ltcr scores documents: give the test set's document ids with --docids"),
     Case("samples-one", (*BASE, "--hyp", "{hyp}", "--samples", "1"), "at least 100 resamples"),
     Case("samples-99", (*BASE, "--hyp", "{hyp}", "--samples", "99"), "at least 100 resamples"),
     Case("samples-not-a-number", (*BASE, "--hyp", "{hyp}", "--samples", "many"),

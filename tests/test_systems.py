@@ -160,7 +160,7 @@ def test_ter_from_the_registry_by_hand():
     assert result["ter"]["signature"].startswith("nrefs:1|case:lc|tok:tercom")
     with pytest.raises(ValueError, match="crr reads the source sentences"):
         scores.significance(hyps, refs, metrics=("crr",))
-    with pytest.raises(ValueError, match="distinct names among bleu, chrf, crr, drr, ribes"):
+    with pytest.raises(ValueError, match="distinct names among bleu, chrf, crr, drr, ltcr, ribes"):
         scores.significance(hyps, refs, metrics=("comet",))
 
 

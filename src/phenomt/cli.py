@@ -54,8 +54,8 @@ GROUP_HELP: dict[str, str] = {
     "align": "train and apply the word aligner (fast_align's model, grow-diag-final-and)",
     "parse": "parse sentences with UDPipe into CoNLL-U",
     "nmt": "binarise, train, average and decode fairseq models; learning curves",
-    "score": "score files with a registered metric (BLEU, chrF, TER, RIBES, CRR, DRR, LTCR, "
-             "TCP), with intervals",
+    "score": "score files with a registered metric (BLEU, chrF, TER, RIBES, CRR, DRR, LTCR), "
+             "with intervals; TCP of the Doc2Doc documents",
     "extract": "extract long-distance-dependency challenge sets from parses and alignments",
     "ldd": "long-distance-dependency sets: scores, control, validation sheets, figures",
     "locality": "the locality-bias experiment: permuted sources and their scores",

@@ -11,6 +11,7 @@ rule systems_score:
         ref=lambda w: PLAN.systems.reference(w.testset),
         baseline=lambda w: PLAN.systems.baseline_inputs(w.testset, w.sysname),
         mask=lambda w: PLAN.systems.mask(w.testset),
+        ltcr=lambda w: PLAN.systems.score_inputs(w.testset),
     output:
         f"{OUT}/systems/{{testset}}/{{sysname}}.bleu.json",
     wildcard_constraints:
@@ -279,6 +280,23 @@ rule systems_ltcr_layout:
         ENV
     shell:
         "phenomt lexcons convert {params.args} --output {output:q} > {log:q} 2>&1"
+
+
+# The set's pairs of repeated source words, tagged once, for the registered metric ltcr of the
+# systems table (systems.metrics).
+rule systems_ltcr_pairs:
+    input:
+        lambda w: PLAN.systems.ltcr_layout_dir(w.ltcrset),
+    output:
+        f"{OUT}/systems/{{ltcrset}}/pairs.json",
+    wildcard_constraints:
+        ltcrset=LTCR_SET,
+    log:
+        f"{OUT}/logs/systems_ltcr/{{ltcrset}}.pairs.log",
+    conda:
+        ENV
+    shell:
+        "phenomt lexcons pairs --testset {input:q} --output {output:q} > {log:q} 2>&1"
 
 
 rule systems_ltcr_align_train:

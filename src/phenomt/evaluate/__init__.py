@@ -348,7 +348,7 @@ def summary_lines(plan: Plan, testset: str, root: Path) -> list[str]:
             low, high = red["redundancy_ci"]
             parts.append(f"CRR+DRR {100 * red['redundancy']:.2f}% "
                          f"[{100 * low:.2f}, {100 * high:.2f}]")
-        if ltcr:
+        if ltcr and "ltcr" not in scored["metrics"]:  # else a metric cell above
             parts.append(_l_all(load_json(root / plan.systems.ltcr_json(testset, system))))
         if testset in plan.systems.ldd_testsets:
             parts.append(_worst_set(load_json(root / plan.systems.ldd_json(testset, system))))
@@ -415,6 +415,9 @@ def prepare(args: argparse.Namespace) -> tuple[Request, Path, dict[str, Any], li
     outdir = Path(args.outdir).resolve()
     checks.check_outdir(outdir)
     checks.check_unique(args.metrics, "--metrics")
+    if "ltcr" in args.metrics and not args.docids:
+        raise InputError("--metrics", "ltcr scores documents: give the test set's document "
+                                      "ids with --docids (Zh->En)")
     check_align_extra(args.align_extra, args.langs)
     hyps = tuple(args.hyp)
     mirror = find_mirror(str(Path(args.mirror).resolve()) if args.mirror else None,

@@ -238,6 +238,18 @@ def _score_command(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     return 0
 
 
+def _pairs_command(args: argparse.Namespace) -> int:
+    testset = read_testset(args.testset)
+    pairs = build_pairs(testset)
+    write_json(args.output, ltcr.pair_record(
+        testset.root.name, pairs.pairs, pairs.offsets,
+        [d.sentences for d in testset.documents], testset.source_sentences(),
+        testset.annotated))
+    print(f"{args.testset}: {len(pairs.pairs)} pairs in {pairs.documents} documents "
+          f"-> {args.output}")
+    return 0
+
+
 def _align_train_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     testsets = [read_testset(path) for path in args.testset]
     ltcr.train_aligner(args.model_dir,
@@ -281,6 +293,12 @@ def register_cli(tree) -> None:
                        help="confidence level of the intervals, in (0, 1)")
     score.add_argument("--jobs", type=positive_int, default=1, help="aligner processes")
     score.add_argument("--output", required=True, help="JSON file to write")
+
+    pairs = tree.add("lexcons pairs", "The pairs of repeated source content words of a test "
+                                      "set in the released layout, for the registered metric "
+                                      "ltcr (setting ltcr.pairs)", _pairs_command)
+    pairs.add_argument("--testset", required=True, help="folder with zh2en_token/ (and res/)")
+    pairs.add_argument("--output", required=True, help="JSON file to write")
 
     train = tree.add("lexcons align-train", "Train an aligner once (the source and reference "
                                             "of one or more test sets, plus extra data), for "

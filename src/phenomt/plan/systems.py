@@ -101,13 +101,30 @@ class SystemsPlan(SectionPlan):
                            ("--kind", spec["kind"]), ("--origin", spec["origin"]),
                            ("--licence", spec["licence"])])
 
+    def score_metrics(self, testset: str) -> list[str]:
+        """The metrics of the test set's systems table: ``metrics`` of the config, LTCR only
+        where it is defined (a Zh->En test set with ``ltcr: true``, whose aligner the LTCR
+        rules train)."""
+        return [m for m in self.section["metrics"]
+                if m != "ltcr" or testset in self.ltcr_testsets]
+
+    def score_inputs(self, testset: str) -> list[str]:
+        """What a score job reads besides the texts: LTCR's layout and aligner."""
+        if "ltcr" not in self.score_metrics(testset):
+            return []
+        return [self.ltcr_pairs(testset), self.ltcr_align_model(testset)]
+
     def score_args(self, testset: str, system: str) -> str:
         baseline_hyp = self.baseline_inputs(testset, system)
         src, tgt = self._langs(testset)
+        layout = self.score_inputs(testset)
         return shell_args([("--target-lang", tgt), ("--source-lang", src),
                            ("--baseline", self.baseline(testset)),
                            ("--baseline-hyp", baseline_hyp[0] if baseline_hyp else None),
-                           ("--metrics", self.section["metrics"]),
+                           ("--metrics", self.score_metrics(testset)),
+                           ("--setting", [f"ltcr.pairs={layout[0]}",
+                                          f"ltcr.align_model={self.ltcr_align_dir(testset)}"]
+                            if layout else None),
                            ("--samples", self.section["samples"]),
                            ("--seed", self.section["seed"])])
 
@@ -393,8 +410,15 @@ class SystemsPlan(SectionPlan):
         src, ref, docids = self._ltcr_text(ltcr_set)
         return shell_args([("--src", src), ("--ref", ref), ("--docids", docids)])
 
+    def ltcr_pairs(self, ltcr_set: str) -> str:
+        """The set's pairs of repeated source words, for the registered metric ``ltcr``."""
+        return f"{self.ltcr_dir(ltcr_set)}/pairs.json"
+
+    def ltcr_align_dir(self, ltcr_set: str) -> str:
+        return f"{self.ltcr_dir(ltcr_set)}/align"
+
     def ltcr_align_model(self, ltcr_set: str) -> str:
-        return f"{self.ltcr_dir(ltcr_set)}/align/settings.json"
+        return f"{self.ltcr_align_dir(ltcr_set)}/settings.json"
 
     def _align_extra_files(self, ltcr_set: str, side: str) -> list[str]:
         spec = self._ltcr_spec(ltcr_set)
@@ -506,6 +530,9 @@ class SystemsPlan(SectionPlan):
                 self._check_ldd(testset)
             if spec["ltcr"]:
                 self._check_ltcr(testset)
+                if spec["mask"] and "ltcr" in self.section["metrics"]:
+                    raise ValueError(f"systems.{testset}: metric ltcr scores whole documents "
+                                     "and cannot be combined with a mask")
             elif spec["align_extra"]:
                 raise ValueError(f"systems.{testset}: align_extra trains the LTCR aligner, "
                                  "which needs ltcr: true")

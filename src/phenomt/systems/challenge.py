@@ -41,8 +41,9 @@ set, but stays in the full test set.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from phenomt.core.bins import parse_bin
 from phenomt.core.io import InputError, check_line_count, read_lines
@@ -173,7 +174,8 @@ def ldd_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
                kind: str | None = None,
                tokenized: Sequence[str | os.PathLike[str]] | None = None,
                metrics: Sequence[str] = (), src: str | os.PathLike[str] | None = None,
-               source_lang: str | None = None) -> dict:
+               source_lang: str | None = None,
+               settings: Mapping[str, Mapping[str, Any]] | None = None) -> dict:
     """The challenge-set record of one system on one test set: the full test set, then every
     set with its BLEU (interval), Δ against the full test set and RIBES where it applies;
     with ``tokenized`` (the test set's tokenized source and reference), the lines kept out of
@@ -190,7 +192,7 @@ def ldd_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
     if "bleu" in metrics:
         raise ValueError("BLEU is every record's first metric: name only the others")
     extra = registered_metrics(tokenize or default_tokenizer(target_lang), tuple(metrics),
-                               (source_lang or "", target_lang)) if metrics else {}
+                               (source_lang or "", target_lang), settings) if metrics else {}
     needing = [name for name, metric in extra.items() if metric.needs_source]
     if needing and (src is None or source_lang is None):
         raise ValueError(f"{', '.join(needing)} read the source: give src and source_lang")
@@ -212,7 +214,10 @@ def ldd_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
     engine = resample.Resampler(len(references), samples, seed)
     bleu = _Cells(registered_metrics(tokenize, ("bleu",))["bleu"], output.lines, references,
                   None, engine)
-    others = {name: _Cells(metric, output.lines, references, sources, engine)
+    # a metric that draws whole documents (LTCR) has its own resamples, same seed
+    others = {name: _Cells(metric, output.lines, references, sources,
+                           engine if metric.clusters(len(references)) is None
+                           else metric.engine(len(references), samples, seed))
               for name, metric in extra.items()}
     full_entry, full_bleu, full_values = bleu.cell(None)
     full_others = {name: cells.cell(None) for name, cells in others.items()}

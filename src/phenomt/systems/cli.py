@@ -106,6 +106,22 @@ def _prepare_mqm_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def metric_settings(texts: list[str]) -> dict:
+    """``--setting`` values, typed by the registered metrics (a ValueError when one is
+    wrong)."""
+    from phenomt.core.metrics.base import parse_settings
+
+    return parse_settings(texts)
+
+
+def _add_setting_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--setting", nargs="+", action="extend", default=[],
+                   metavar="METRIC.SETTING=VALUE",
+                   help="a setting of a scored metric, as `phenomt score METRIC --help` lists "
+                        "them (e.g. ltcr.pairs=FILE ltcr.align_model=DIR, "
+                        "chrf.word_order=2)")
+
+
 def _with_identity(record: dict, args: argparse.Namespace) -> dict:
     record.update(origin=args.origin, licence=args.licence)
     return record
@@ -114,13 +130,18 @@ def _with_identity(record: dict, args: argparse.Namespace) -> dict:
 def _score_command(args: argparse.Namespace) -> int:
     if (args.baseline is None) != (args.baseline_hyp is None) and args.baseline != args.system:
         args.systems_parser.error("--baseline needs --baseline-hyp (unless it is --system)")
-    record = scores.score_record(
-        testset=args.testset, system=args.system, hyp=args.hyp, ref=args.ref,
-        target_lang=args.target_lang, baseline=args.baseline, baseline_hyp=args.baseline_hyp,
-        mask=args.mask, mask_name=args.mask_name, tokenize=args.tokenize, test=args.test,
-        samples=args.samples, seed=args.seed, kind=args.kind,
-        metrics=args.metrics, interval=args.interval, src=args.src,
-        source_lang=args.source_lang)
+    try:
+        record = scores.score_record(
+            testset=args.testset, system=args.system, hyp=args.hyp, ref=args.ref,
+            target_lang=args.target_lang, baseline=args.baseline,
+            baseline_hyp=args.baseline_hyp, mask=args.mask, mask_name=args.mask_name,
+            tokenize=args.tokenize, test=args.test, samples=args.samples, seed=args.seed,
+            kind=args.kind, metrics=args.metrics, interval=args.interval, src=args.src,
+            source_lang=args.source_lang, settings=metric_settings(args.setting))
+    except InputError:
+        raise  # names its file and line; the CLI's entry point reports it
+    except ValueError as err:
+        args.systems_parser.error(str(err))
     write_json(args.output, _with_identity(record, args))
     main = record["subsets"][record["main"]]
     found = ", ".join(f"{key} {main[key]['score']:.2f} [{main[key]['ci_low']:.2f}, "
@@ -225,7 +246,8 @@ def _ldd_score_command(args: argparse.Namespace) -> int:
             testset=args.testset, system=args.system, hyp=args.hyp, ref=args.ref,
             target_lang=args.target_lang, sets=sets, tokenize=args.tokenize,
             samples=args.samples, seed=args.seed, kind=args.kind, tokenized=args.tokenized,
-            metrics=args.metrics, src=args.src, source_lang=args.source_lang)
+            metrics=args.metrics, src=args.src, source_lang=args.source_lang,
+            settings=metric_settings(args.setting))
     except InputError:
         raise  # names its file and line; the CLI's entry point reports it
     except ValueError as err:
@@ -376,6 +398,7 @@ def register_cli(tree) -> None:
                    help="registered metrics, in the table's order "
                         f"({', '.join(scores.metric_keys())}; default: "
                         f"{' '.join(scores.METRIC_KEYS)})")
+    _add_setting_option(p)
     p.add_argument("--interval", choices=sorted(scores.INTERVAL_METHODS),
                    default="percentile",
                    help="percentile bootstrap (default), or sacreBLEU's mean +- half-width "
@@ -455,6 +478,7 @@ def register_cli(tree) -> None:
                    choices=[m for m in scores.metric_keys() if m != "bleu"],
                    help="more registered metrics scored on the full test set and every set "
                         "like BLEU (table systems-ldd --kind metrics)")
+    _add_setting_option(p)
     p.add_argument("--src", help="the test set's source (for metrics that read it: crr, drr)")
     p.add_argument("--source-lang", help="the source language (with --src)")
     p.add_argument("--output", required=True)

@@ -40,14 +40,14 @@ class Ranking:
         return next(k for k, members in enumerate(self.clusters, start=1) if system in members)
 
 
-def _statistics(record: Mapping, key: str) -> np.ndarray:
+def _statistics(record: Mapping, key: str) -> dict:
     entry = record["subsets"][record["main"]].get(key) or {}
     stats = entry.get("statistics")
     if not stats:
         raise InputError(record.get("path", record["system"]),
                          f"no per-sentence {key} statistics: score it again with this version "
                          "of phenomt systems score")
-    return np.asarray(stats["rows"], dtype=np.float64)
+    return stats
 
 
 def rank(records: Sequence[Mapping], key: str) -> Ranking | None:
@@ -59,14 +59,20 @@ def rank(records: Sequence[Mapping], key: str) -> Ranking | None:
         "bleu", tokenize=records[0].get("tokenize") or "13a")
     test = records[0]["test"]
     systems = [r["system"] for r in records]
-    stats = [_statistics(r, key) for r in records]
-    engine = resample.Resampler(len(stats[0]), test["ci_samples"], test["seed"])
+    kept = [_statistics(r, key) for r in records]
+    stats = [np.asarray(k["rows"], dtype=np.float64) for k in kept]
+    # documents for a metric whose pairs span sentences (LTCR), as its records were scored
+    clusters = kept[0].get("clusters")
+    engine = resample.Resampler(len(stats[0]), test["ci_samples"], test["seed"],
+                                clusters=clusters)
     observed, values = engine.resampled_many(metric.score, stats)
     pairs = list(combinations(range(len(systems)), 2))
     raw = []
     for i, j in pairs:
         if test["type"] == "ar":
-            raw.append(resample.paired_randomization(stats[i], stats[j], metric.score,
+            raw.append(resample.paired_randomization(resample.cluster_sums(stats[i], clusters),
+                                                     resample.cluster_sums(stats[j], clusters),
+                                                     metric.score,
                                                      trials=test["samples"],
                                                      seed=test["seed"]))
         else:

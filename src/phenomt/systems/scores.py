@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,19 +100,26 @@ def metric_keys() -> list[str]:
 
 
 def registered_metrics(tokenize: str = "13a", keys: Sequence[str] = METRIC_KEYS,
-                       langs: tuple[str, str] = ("de", "en")) -> dict[str, metrics.Metric]:
+                       langs: tuple[str, str] = ("de", "en"),
+                       settings: Mapping[str, Mapping[str, Any]] | None = None
+                       ) -> dict[str, metrics.Metric]:
     """Our key -> the registered metric of that name, made fresh, in the order given:
     ``tokenize`` goes to BLEU and RIBES, the test set's languages (source, target) to the
-    metrics that read the source; the others keep their defaults."""
+    metrics that read the source; ``settings`` (metric -> setting -> value, from
+    ``--setting``) override these and the metrics' defaults."""
     known = metric_keys()
     unknown = [key for key in keys if key not in known]
     if unknown or not keys or len(set(keys)) != len(keys):
         raise ValueError(f"metrics are distinct names among {', '.join(known)}; "
                          f"got {list(keys)}")
-    settings = {"bleu": {"tokenize": tokenize}, "ribes": {"tokenize": tokenize},
-                "crr": {"source_lang": langs[0], "target_lang": langs[1]},
-                "drr": {"source_lang": langs[0], "target_lang": langs[1]}}
-    return {key: metrics.get(key, **settings.get(key, {})) for key in keys}
+    unused = sorted(set(settings or {}) - set(keys))
+    if unused:
+        raise ValueError(f"settings given for {', '.join(unused)}, which are not scored")
+    made = {"bleu": {"tokenize": tokenize}, "ribes": {"tokenize": tokenize},
+            "crr": {"source_lang": langs[0], "target_lang": langs[1]},
+            "drr": {"source_lang": langs[0], "target_lang": langs[1]}}
+    return {key: metrics.get(key, **{**made.get(key, {}), **(settings or {}).get(key, {})})
+            for key in keys}
 
 
 def test_signature(metric_signature: str, test: str, samples: int, ci_samples: int,
@@ -151,7 +158,8 @@ def significance(hypotheses: Sequence[str], references: Sequence[str],
                  seed: int = DEFAULT_SEED, alpha: float = ALPHA,
                  metrics: Sequence[str] = METRIC_KEYS, interval: str = "percentile",
                  statistics: bool = False, sources: Sequence[str] | None = None,
-                 langs: tuple[str, str] = ("de", "en")) -> dict[str, dict]:
+                 langs: tuple[str, str] = ("de", "en"),
+                 settings: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, dict]:
     """The ``metrics`` (registered, by name) of a system with a 95% interval and, given a
     baseline's hypotheses, the paired test against it, all from the one resampling engine
     (:class:`phenomt.core.metrics.resample.Resampler`): the interval from ``samples``
@@ -159,7 +167,10 @@ def significance(hypotheses: Sequence[str], references: Sequence[str],
     +- half-width), clipped to the metric's range; the test a paired bootstrap on the same
     resamples (``bs``) or paired approximate randomization with ``samples`` trials (``ar``).
     ``statistics`` keeps each metric's per-sentence statistics (tables pair systems later);
-    ``sources`` and ``langs`` (source, target) are for the metrics that read the source."""
+    ``sources`` and ``langs`` (source, target) are for the metrics that read the source;
+    ``settings`` for :func:`registered_metrics`. A metric whose pairs span sentences (LTCR)
+    draws and swaps whole documents (:meth:`Metric.clusters`): its own resamples, with the
+    same seed."""
     if test not in TESTS:
         raise ValueError(f"unknown test {test!r}; expected one of {', '.join(TESTS)}")
     _check_seed(seed)
@@ -171,26 +182,33 @@ def significance(hypotheses: Sequence[str], references: Sequence[str],
     engine = resample.Resampler(len(references), resamples, seed, method=interval)
     found = {}
     identical = baseline is not None and list(hypotheses) == list(baseline)
-    for key, metric in registered_metrics(tokenize, metrics, langs).items():
+    for key, metric in registered_metrics(tokenize, metrics, langs, settings).items():
         if metric.needs_source and sources is None:
             raise ValueError(f"{key} reads the source sentences: give the test set's source")
         stats = metric.statistics(hypotheses, references, sources)
-        score, values = engine.resampled(metric.score, stats)
-        entry = {**_cell(engine, metric, score, values), "signature": metric.signature(),
+        clusters = metric.clusters(len(references))
+        drawn = engine if clusters is None else metric.engine(len(references), resamples,
+                                                              seed, method=interval)
+        score, values = drawn.resampled(metric.score, stats)
+        entry = {**_cell(drawn, metric, score, values), "signature": metric.signature(),
                  "test_signature": test_signature(metric.signature(), test, samples,
                                                   resamples, seed, interval),
+                 "unit": "sentence" if clusters is None else "document",
                  "baseline_score": None, "difference": None, "p_value": None,
                  "significant": None}
         if statistics:
             entry["statistics"] = {"columns": list(metric.columns), "rows": stats.tolist()}
+            if clusters is not None:
+                entry["statistics"]["clusters"] = clusters
         if baseline is not None:
             base = metric.statistics(baseline, references, sources)
-            base_score, base_values = engine.resampled(metric.score, base)
+            base_score, base_values = drawn.resampled(metric.score, base)
             if test == "bs":
-                p = engine.compare(score, values, base_score, base_values).p
+                p = drawn.compare(score, values, base_score, base_values).p
             else:
-                p = resample.paired_randomization(stats, base, metric.score, trials=samples,
-                                                  seed=seed)
+                p = resample.paired_randomization(resample.cluster_sums(stats, clusters),
+                                                  resample.cluster_sums(base, clusters),
+                                                  metric.score, trials=samples, seed=seed)
             p = 1.0 if identical else float(p)
             entry.update(baseline_score=base_score, difference=score - base_score,
                          p_value=p, significant=p < alpha)
@@ -232,12 +250,12 @@ def score_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
                  tokenize: str | None = None, test: str = "bs", samples: int | None = None,
                  seed: int = DEFAULT_SEED, kind: str | None = None,
                  metrics: Sequence[str] = METRIC_KEYS, interval: str = "percentile",
-                 src: str | os.PathLike[str] | None = None, source_lang: str | None = None
-                 ) -> dict:
+                 src: str | os.PathLike[str] | None = None, source_lang: str | None = None,
+                 settings: Mapping[str, Mapping[str, Any]] | None = None) -> dict:
     """The metrics record of one system on one test set: identity and line counts, the
     test's settings, and per subset (main first) each of ``metrics`` with interval, p and
     signatures; the main subset keeps each metric's per-sentence statistics, from which the
-    table tests every pair of systems."""
+    table tests every pair of systems. ``settings``: metric settings (``--setting``)."""
     references = read_text(ref)
     output = read_output(hyp, ref)
     sources = None
@@ -252,6 +270,9 @@ def score_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
             raise ValueError(f"baseline {baseline!r} named without its hypothesis file")
         base_lines = read_output(baseline_hyp, ref, warn=False).lines
     samples = samples or DEFAULT_SAMPLES[test]
+    if mask is not None and "ltcr" in metrics:
+        # LTCR's pairs span a document: a mask's sentences are no test set of their own
+        raise ValueError("ltcr scores whole documents: it cannot be combined with a mask")
     subsets = subsets_of(ref, len(references), mask, mask_name)
     scored = {}
     for subset in subsets:
@@ -261,7 +282,8 @@ def score_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
                               metrics=metrics, interval=interval,
                               statistics=subset is subsets[0],
                               sources=None if sources is None else subset.select(sources),
-                              langs=(source_lang or "und", target_lang))
+                              langs=(source_lang or "und", target_lang),
+                              settings=settings)
         scored[subset.name] = {"sentences": len(subset.select(references)),
                                "empty_lines": _empty_in(output, subset), **result}
     return {

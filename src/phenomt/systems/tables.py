@@ -210,6 +210,13 @@ def bleu_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str, str], d
             f"{'resamples' if test['type'] == 'bs' else 'trials'}, seed {test['seed']}); "
             f"intervals: {_interval_note(test)}; {signatures}, test signature "
             f"`{main[first['metrics'][0]]['test_signature']}`.")
+        by_document = [metrics.METRICS[k].label for k in first["metrics"]
+                       if main[k].get("unit") == "document"]
+        if by_document:
+            notes.append(f"{testset}: {', '.join(by_document)} resamples and swaps whole "
+                         "documents (its pairs of repeated words span a document's "
+                         "sentences): its intervals and tests cover the test documents, on its "
+                         "own resamples of the same seed.")
         if first.get("mask") is not None:
             notes.append(f"{testset}: the main result is on the lines marked in "
                          f"{first['mask']} ({first['main']}); 'all' lines are secondary.")

@@ -60,6 +60,8 @@ class Metric(ABC):
     bounds: ClassVar[tuple[float, float | None]] = (0.0, 100.0)
     #: whether :meth:`statistics` reads the source sentences
     needs_source: ClassVar[bool] = False
+    #: whether ``phenomt score <name>`` is generated (LTCR keeps its own, fuller command)
+    command: ClassVar[bool] = True
 
     @abstractmethod
     def signature(self) -> str:
@@ -84,6 +86,18 @@ class Metric(ABC):
         """What else a reader wants to know of the corpus score (BLEU: its precisions and
         brevity penalty), from the same summed statistics; none by default."""
         return {}
+
+    def clusters(self, sentences: int) -> list[str] | None:
+        """The resampling unit of each of ``sentences`` rows: None when sentences are drawn
+        one by one (every sentence-level metric); a label per row when rows of one label are
+        drawn together (LTCR: a document, whose pairs span its sentences)."""
+        return None
+
+    def engine(self, sentences: int, samples: int, seed: int = resample.DEFAULT_SEED,
+               method: str = "percentile") -> resample.Resampler:
+        """The resamples this metric's intervals and tests draw, by its :meth:`clusters`."""
+        return resample.Resampler(sentences, samples, seed, method=method,
+                                  clusters=self.clusters(sentences))
 
     @classmethod
     def choices(cls) -> dict[str, list[str]]:
@@ -111,20 +125,27 @@ class Metric(ABC):
         if not samples:
             return MetricScore(self.name, self.score(stats.sum(axis=0)), self.signature(),
                                len(stats))
-        interval = resample.bootstrap(stats, self.score, samples=samples, seed=seed)
-        return MetricScore(self.name, interval.value, self.signature(), len(stats),
-                           interval.as_list(),
-                           {"samples": samples, "seed": seed,
-                            "confidence": resample.CONFIDENCE})
+        engine = self.engine(len(stats), samples, seed)
+        value, values = engine.resampled(self.score, stats)
+        return MetricScore(self.name, value, self.signature(), len(stats),
+                           list(engine.interval(values)), _bootstrap_note(engine))
 
     def compare(self, hypotheses_a: Sequence[str], hypotheses_b: Sequence[str],
                 references: Sequence[str], sources: Sequence[str] | None = None, *,
                 samples: int = resample.DEFAULT_SAMPLES, seed: int = resample.DEFAULT_SEED
                 ) -> resample.Comparison:
-        """System a against system b on the same sentences (paired bootstrap)."""
-        return resample.paired_bootstrap(self.statistics(hypotheses_a, references, sources),
-                                         self.statistics(hypotheses_b, references, sources),
-                                         self.score, samples=samples, seed=seed)
+        """System a against system b on the same sentences (paired bootstrap, drawing the
+        metric's resampling units)."""
+        stats_a = self.statistics(hypotheses_a, references, sources)
+        engine = self.engine(len(stats_a), samples, seed)
+        return resample.paired_test(stats_a, self.statistics(hypotheses_b, references, sources),
+                                    self.score, engine.weights)
+
+
+def _bootstrap_note(engine: resample.Resampler) -> dict[str, Any]:
+    """What a record says of its resamples: how many, the seed, the level and the unit."""
+    return {"samples": engine.samples, "seed": engine.seed, "confidence": engine.confidence,
+            "unit": engine.unit}
 
 
 METRICS: dict[str, type[Metric]] = {}
@@ -196,11 +217,11 @@ def score_record(metric: Metric, hypotheses: Sequence[str], references: Sequence
     sentences), the paired bootstrap against it under ``"baseline"``."""
     stats = metric.statistics(hypotheses, references, sources)
     totals = stats.sum(axis=0)
+    engine = metric.engine(len(stats), samples or resample.DEFAULT_SAMPLES, seed)
     if samples:
-        interval = resample.bootstrap(stats, metric.score, samples=samples, seed=seed)
-        scored = MetricScore(metric.name, interval.value, metric.signature(), len(stats),
-                             interval.as_list(), {"samples": samples, "seed": seed,
-                                                  "confidence": resample.CONFIDENCE})
+        value, values = engine.resampled(metric.score, stats)
+        scored = MetricScore(metric.name, value, metric.signature(), len(stats),
+                             list(engine.interval(values)), _bootstrap_note(engine))
     else:
         scored = MetricScore(metric.name, metric.score(totals), metric.signature(), len(stats))
     record = scored.as_dict()
@@ -210,9 +231,9 @@ def score_record(metric: Metric, hypotheses: Sequence[str], references: Sequence
         record["statistics"] = {"columns": list(metric.columns), "rows": stats.tolist()}
     if baseline is not None:
         # the hypothesis' statistics above serve the pairing too
-        record["baseline"] = resample.paired_bootstrap(
+        record["baseline"] = resample.paired_test(
             stats, metric.statistics(baseline, references, sources), metric.score,
-            samples=samples or resample.DEFAULT_SAMPLES, seed=seed).as_dict()
+            engine.weights).as_dict()
     return record
 
 
@@ -304,6 +325,43 @@ def setting_options(cls: type[Metric]) -> list[tuple[str, type, Any]]:
     return options
 
 
+def parse_settings(texts: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """``METRIC.SETTING=VALUE`` texts (``--setting``) as metric -> setting -> value, each
+    value typed as the metric's constructor declares it; a ValueError naming the text when
+    the metric or the setting is unknown or the value does not parse."""
+    found: dict[str, dict[str, Any]] = {}
+    for text in texts:
+        key, sep, value = text.partition("=")
+        metric, dot, name = key.partition(".")
+        if not sep or not dot or not metric or not name:
+            raise ValueError(f"setting {text!r}: expected METRIC.SETTING=VALUE")
+        _load_all()
+        if metric not in METRICS:
+            raise ValueError(f"setting {text!r}: unknown metric {metric!r}; known: "
+                             f"{', '.join(sorted(METRICS))}")
+        options = {n: (kind, default) for n, kind, default in setting_options(METRICS[metric])}
+        if name not in options:
+            raise ValueError(f"setting {text!r}: {metric} has no setting {name!r}; its "
+                             f"settings: {', '.join(options) or 'none'}")
+        kind = options[name][0]
+        choices = METRICS[metric].choices().get(name)
+        try:
+            if kind is bool:
+                if value.lower() not in ("true", "false"):
+                    raise ValueError(value)
+                typed: Any = value.lower() == "true"
+            else:
+                typed = kind(value)
+        except ValueError:
+            raise ValueError(f"setting {text!r}: {value!r} is no {kind.__name__}") from None
+        if choices is not None and typed not in choices:
+            raise ValueError(f"setting {text!r}: one of {', '.join(choices)}")
+        if name in found.setdefault(metric, {}):
+            raise ValueError(f"setting {metric}.{name} given twice")
+        found[metric][name] = typed
+    return found
+
+
 def _meta(text: str) -> tuple[str, str]:
     key, sep, value = text.partition("=")
     if not sep or not key:
@@ -376,5 +434,6 @@ def _add_score_command(tree: Any, cls: type[Metric]) -> None:
 
 def register_cli(tree: Any) -> None:
     for name in names():
-        _add_score_command(tree, METRICS[name])
+        if METRICS[name].command:
+            _add_score_command(tree, METRICS[name])
     tree.add("score metrics", "List the registered metrics", _list_command)

@@ -24,6 +24,7 @@ source–hypothesis pairs, symmetrised with grow-diag-final-and.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
@@ -34,6 +35,7 @@ import numpy as np
 
 from phenomt.core.io import InputError, iter_lines, write_lines
 from phenomt.core.metrics import resample
+from phenomt.core.metrics.base import Metric, register
 
 Position = tuple[int, int]
 """(sentence index within the document, token index), both 0-based."""
@@ -401,3 +403,160 @@ def align(model_dir: str | Path, sources: Sequence[Sequence[str]],
 def pharaoh_lines(alignments: Sequence[Points]) -> list[str]:
     """Alignments as Pharaoh lines (to keep the alignment a score was computed from)."""
     return [" ".join(f"{i}-{j}" for i, j in sorted(points)) for points in alignments]
+
+
+# --------------------------------------------------------------------------------------------
+# The registered metric
+
+SUBSETS = ("all", "anno")
+#: The format of a pair-set file (``phenomt lexcons pairs``), which the registered metric reads.
+PAIRS_SCHEMA = "phenomt.ltcr.pairs/1"
+
+
+@dataclass(frozen=True)
+class PairFile:
+    """A test set's pairs as the registered metric needs them, read from the file that
+    ``phenomt lexcons pairs`` writes (the tagging and the chains stay in ``lexcons``)."""
+
+    name: str
+    pairs: list[Pair]
+    offsets: list[int]
+    """Index of each document's first sentence among all sentences."""
+    sentences: list[int]
+    """Sentences of each document."""
+    source: list[tuple[str, ...]]
+    """Tokenized source sentences, documents in order (the aligner's input)."""
+    annotated: bool
+
+    @property
+    def documents(self) -> int:
+        return len(self.offsets)
+
+
+def pair_record(name: str, pairs: Sequence[Pair], offsets: Sequence[int],
+                sentences: Sequence[int], source: Sequence[Sequence[str]],
+                annotated: bool) -> dict[str, Any]:
+    """The JSON of a pair-set file (:func:`read_pair_file` reads it back)."""
+    return {"schema": PAIRS_SCHEMA, "testset": name, "annotated": annotated,
+            "offsets": list(offsets), "sentences": list(sentences),
+            "source": [list(s) for s in source],
+            "columns": ["document", "sentence_a", "token_a", "sentence_b", "token_b", "class",
+                        "in_all", "in_anno"],
+            "pairs": [[p.document, *p.first, *p.second, p.word_class, p.in_all, p.in_anno]
+                      for p in pairs]}
+
+
+def read_pair_file(path: str | Path) -> PairFile:
+    """A pair-set file, checked: an InputError naming the file when it is not one."""
+    try:
+        record = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise InputError(path, f"not a readable pair-set file ({err})") from None
+    if not isinstance(record, dict) or record.get("schema") != PAIRS_SCHEMA:
+        raise InputError(path, f"not a pair-set file of `phenomt lexcons pairs` "
+                               f"({PAIRS_SCHEMA})")
+    sentences = record["sentences"]
+    pairs = [Pair(d, (sa, ta), (sb, tb), c, bool(a), bool(n))
+             for d, sa, ta, sb, tb, c, a, n in record["pairs"]]
+    if any(not 0 <= p.document < len(sentences) or p.second[0] >= sentences[p.document]
+           for p in pairs) or sum(sentences) != len(record["source"]):
+        raise InputError(path, "pairs or sentences outside the test set it describes")
+    return PairFile(record["testset"], pairs, record["offsets"], sentences,
+                    [tuple(s) for s in record["source"]], bool(record["annotated"]))
+
+
+def sentence_rows(pairs: Sequence[Pair], verdicts: Sequence[bool | None],
+                  document_offsets: Sequence[int], sentences: int, subset: str) -> np.ndarray:
+    """Judged and consistent pairs of ``subset`` per sentence, shape (sentences, 2): a pair
+    is counted at the sentence of its later occurrence, so a slice of sentences counts the
+    pairs that end in it and the whole test set every pair once."""
+    rows = np.zeros((sentences, 2), dtype=np.float64)
+    for pair, verdict in zip(pairs, verdicts, strict=True):
+        if verdict is not None and (pair.in_all if subset == "all" else pair.in_anno):
+            row = document_offsets[pair.document] + pair.second[0]
+            rows[row, 0] += 1
+            rows[row, 1] += int(verdict)
+    return rows
+
+
+@register
+class Ltcr(Metric):
+    """Lexical translation consistency ratio (Lyu et al., 2021), percent; resampled by
+    document."""
+
+    name = "ltcr"
+    label = "LTCR"
+    columns = ("judged", "consistent")
+    # ``phenomt score ltcr`` (phenomt.lexcons.chains) writes the fuller record: L-All
+    # and L-Anno, by word class and distance, the sample-size curve
+    command = False
+
+    def __init__(self, pairs: str | None = None, align_model: str | None = None,
+                 subset: str = "all", stemmer: str = DEFAULT_STEMMER) -> None:
+        """``pairs``: the test set's pairs of repeated source words (``phenomt lexcons
+        pairs`` writes them from the released layout); ``align_model``: fast_align models
+        for its source and the hypotheses (``lexcons align-train``); ``subset``: L-All
+        (``all``) or L-Anno (``anno``, the annotated chains)."""
+        if subset not in SUBSETS:
+            raise ValueError(f"unknown LTCR subset {subset!r}; one of {SUBSETS}")
+        if stemmer not in STEMMERS:
+            raise ValueError(f"unknown stemmer {stemmer!r}; one of {STEMMERS}")
+        self.pairs, self.align_model = pairs, align_model
+        self.subset, self.stemmer = subset, stemmer
+        self._pair_file: PairFile | None = None
+
+    @classmethod
+    def choices(cls) -> dict[str, list[str]]:
+        return {"subset": list(SUBSETS), "stemmer": list(STEMMERS)}
+
+    def _pairs(self) -> PairFile:
+        """The pair set, read once."""
+        if self.pairs is None or self.align_model is None:
+            raise ValueError("ltcr needs the test set's pairs and its aligner: settings pairs "
+                             "and align_model")
+        if self._pair_file is None:
+            found = read_pair_file(self.pairs)
+            if self.subset == "anno" and not found.annotated:
+                raise InputError(self.pairs, "L-Anno needs a test set with annotated chains")
+            self._pair_file = found
+        return self._pair_file
+
+    def signature(self) -> str:
+        if self.pairs is None:
+            return f"ltcr|subset:{self.subset}|stem:{self.stemmer}"
+        found = self._pairs()
+        return (f"ltcr|subset:{self.subset}|testset:{found.name}|docs:{found.documents}"
+                f"|pairs:{len(found.pairs)}|align:fast_align-lc-gdfa|stem:{self.stemmer}"
+                f"|fw:{len(load_function_words())}|unit:document")
+
+    def clusters(self, sentences: int) -> list[str]:
+        found = self._pairs()
+        if sentences != sum(found.sentences):
+            raise ValueError(f"{sentences} rows for the {sum(found.sentences)} sentences of "
+                             f"{self.pairs}")
+        return [str(d) for d, n in enumerate(found.sentences) for _ in range(n)]
+
+    def statistics(self, hypotheses: Sequence[str], references: Sequence[str],
+                   sources: Sequence[str] | None = None) -> np.ndarray:
+        self._check(hypotheses, references, sources)
+        found = self._pairs()
+        if len(hypotheses) != len(found.source):
+            raise ValueError(f"{len(hypotheses)} hypotheses for the {len(found.source)} "
+                             f"sentences of {self.pairs}")
+        tokens = tokenize_hypotheses(hypotheses)
+        alignments = align(self.align_model, found.source, tokens)
+        verdicts = judge_hypothesis(found.pairs, found.offsets, tokens, alignments,
+                                    make_stemmer(self.stemmer), load_function_words())
+        return sentence_rows(found.pairs, verdicts, found.offsets, len(tokens), self.subset)
+
+    def score(self, totals: np.ndarray) -> float:
+        judged, consistent = totals
+        return 100.0 * consistent / judged if judged else float("nan")
+
+    def scores(self, totals: np.ndarray) -> np.ndarray:
+        totals = np.atleast_2d(totals)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(totals[:, 0] > 0, 100.0 * totals[:, 1] / totals[:, 0], np.nan)
+
+    def details(self, totals: np.ndarray) -> dict[str, Any]:
+        return {"judged": int(totals[0]), "consistent": int(totals[1])}

@@ -258,6 +258,22 @@ def cluster_weights(clusters: Sequence[Any], samples: int = DEFAULT_SAMPLES,
     return resample_weights(len(labels), samples, seed)[:, index]
 
 
+def cluster_sums(stats: Sequence | np.ndarray, clusters: Sequence[Any] | None) -> np.ndarray:
+    """The rows of each cluster summed (clusters in order of first appearance); the rows
+    themselves without clusters. A test that swaps or draws rows one by one (approximate
+    randomization) treats a cluster as one unit on these sums."""
+    array = _statistics(stats)
+    if clusters is None:
+        return array
+    if len(clusters) != len(array):
+        raise ValueError(f"{len(clusters)} cluster labels for {len(array)} rows")
+    labels = [str(c) for c in clusters]
+    order = {label: k for k, label in enumerate(dict.fromkeys(labels))}
+    sums = np.zeros((len(order), array.shape[1]), dtype=np.float64)
+    np.add.at(sums, [order[label] for label in labels], array)
+    return sums
+
+
 def hierarchical_weights(groups: int, units: int, samples: int = DEFAULT_SAMPLES,
                          seed: int = DEFAULT_SEED) -> np.ndarray:
     """Weights of a two-level bootstrap over ``groups`` (training seeds) and ``units``
@@ -420,12 +436,22 @@ class Resampler:
 
     def __init__(self, sentences: int, samples: int = DEFAULT_SAMPLES,
                  seed: int = DEFAULT_SEED, method: str = "percentile",
-                 confidence: float = CONFIDENCE) -> None:
+                 confidence: float = CONFIDENCE, clusters: Sequence[Any] | None = None
+                 ) -> None:
         if method not in INTERVAL_METHODS:
             raise ValueError(f"unknown interval method {method!r} (one of {INTERVAL_METHODS})")
         self.sentences, self.samples, self.seed = sentences, samples, seed
         self.method, self.confidence = method, confidence
-        self.weights = resample_weights(sentences, samples, seed).astype(np.float64)
+        #: what one draw picks: sentences, or whole clusters (documents) given one label a
+        #: sentence
+        self.unit = "sentence" if clusters is None else "cluster"
+        if clusters is None:
+            weights = resample_weights(sentences, samples, seed)
+        else:
+            if len(clusters) != sentences:
+                raise ValueError(f"{len(clusters)} cluster labels for {sentences} sentences")
+            weights = cluster_weights(clusters, samples, seed)
+        self.weights = weights.astype(np.float64)
 
     def _weights(self, rows: Sequence[int] | np.ndarray | None) -> np.ndarray:
         return self.weights if rows is None else self.weights[:, np.asarray(rows, np.int64)]
