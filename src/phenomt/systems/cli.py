@@ -13,10 +13,11 @@ import sys
 from pathlib import Path
 
 from phenomt.core.cliargs import cosine_similarity, named_file, non_negative_int, positive_int
-from phenomt.core.io import InputError, atomic_directory, write_json
-from phenomt.core.metrics.bleu import tokenizers
+from phenomt.core.io import InputError, atomic_directory, check_line_count, write_json
+from phenomt.core.metrics.bleu import default_tokenizer, tokenizers
 from phenomt.core.tables import load_json, load_record, write_table
 from phenomt.systems import challenge, mqm, outputs, scores, tables
+from phenomt.systems.outputs import read_output, read_text
 
 
 def _print(record: dict) -> None:
@@ -120,6 +121,50 @@ def _add_setting_option(p: argparse.ArgumentParser) -> None:
                    help="a setting of a scored metric, as `phenomt score METRIC --help` lists "
                         "them (e.g. ltcr.pairs=FILE ltcr.align_model=DIR, "
                         "chrf.word_order=2)")
+
+
+def _analyse_command(args: argparse.Namespace) -> int:
+    from phenomt.systems import analysis
+
+    names = [name for name, _ in args.hyp]
+    if len(set(names)) != len(names):
+        args.systems_parser.error(f"--hyp: a system named twice among {', '.join(names)}")
+    references = read_text(args.ref)
+    sources = read_text(args.src)
+    check_line_count(args.src, len(sources), len(references), args.ref)
+    hypotheses = {name: read_output(path, args.ref).lines for name, path in args.hyp}
+    tokenize = args.tokenize or default_tokenizer(args.target_lang)
+    try:
+        frequencies = (analysis.corpus_frequencies(read_text(args.freq_corpus), tokenize,
+                                                   Path(args.freq_corpus).name)
+                       if args.freq_corpus else
+                       analysis.wordfreq_frequencies(args.target_lang))
+        record = analysis.analysis_record(
+            testset=args.testset, hypotheses=hypotheses, references=references,
+            sources=sources, baseline=args.baseline or names[0],
+            target_lang=args.target_lang, tokenize=tokenize, frequencies=frequencies,
+            samples=args.samples, seed=args.seed)
+    except InputError:
+        raise
+    except ValueError as err:
+        args.systems_parser.error(str(err))
+    write_json(args.output, record)
+    print(f"{args.testset}: buckets, n-grams and examples of {len(names)} systems against "
+          f"{record['baseline']} -> {args.output}")
+    return 0
+
+
+def _analysis_table_command(args: argparse.Namespace) -> int:
+    from phenomt.systems import analysis
+
+    record = load_json(args.record)
+    if record.get("schema") != analysis.SCHEMA:
+        raise InputError(args.record, f"not a record of `phenomt systems analyse` "
+                                      f"({analysis.SCHEMA})")
+    build, title = analysis.TABLE_KINDS[args.kind]
+    frame, notes = build(record)
+    write_table(frame, args.md, args.csv, f"{title}: {record['testset']}", notes)
+    return 0
 
 
 def _with_identity(record: dict, args: argparse.Namespace) -> dict:
@@ -415,6 +460,28 @@ def register_cli(tree) -> None:
     p.add_argument("--output", required=True)
     p.set_defaults(systems_parser=p)
 
+    p = tree.add("systems analyse", "compare-mt's analyses of every system of a test set "
+                 "against the baseline: word F by frequency bucket and BLEU by sentence "
+                 "length with intervals and paired tests, n-gram differences, the sentences "
+                 "that differ most", _analyse_command)
+    p.add_argument("--testset", required=True)
+    p.add_argument("--hyp", nargs="+", action="extend", required=True, type=named_file,
+                   metavar="SYSTEM=FILE", help="every system's output (the first is the "
+                                               "baseline unless --baseline names another)")
+    p.add_argument("--baseline", help="the system the others are compared with")
+    p.add_argument("--ref", required=True)
+    p.add_argument("--src", required=True)
+    p.add_argument("--target-lang", required=True)
+    p.add_argument("--tokenize", choices=tokenizers(),
+                   help="sacreBLEU tokenizer of the words (default: BLEU's for the language)")
+    p.add_argument("--freq-corpus", metavar="FILE",
+                   help="target-language training text whose word counts make the frequency "
+                        "buckets (default: the wordfreq list of the language)")
+    p.add_argument("--samples", type=positive_int, default=1000)
+    p.add_argument("--seed", type=positive_int, default=scores.DEFAULT_SEED)
+    p.add_argument("--output", required=True)
+    p.set_defaults(systems_parser=p)
+
     p = tree.add("systems redundancy", "Word-level CRR and DRR with sentence-bootstrap "
                  "intervals, as a JSON record", _redundancy_command)
     _add_identity(p)
@@ -530,6 +597,13 @@ def register_cli(tree) -> None:
     p.add_argument("--note", action="append", default=[], help="a note under the table")
     p.set_defaults(systems_parser=p)
     _table_io(p)
+
+    p = tree.add("table systems-analysis", "A table of `systems analyse`: the buckets, the "
+                 "n-gram differences or the examples", _analysis_table_command)
+    p.add_argument("--record", required=True, help="record of `phenomt systems analyse`")
+    p.add_argument("--kind", required=True, choices=["buckets", "ngrams", "examples"])
+    p.add_argument("--md", required=True)
+    p.add_argument("--csv", required=True)
 
     p = tree.add("table systems-mqm", "MQM error rates beside metrics, with Spearman's rho",
                  _mqm_table_command)

@@ -1,0 +1,141 @@
+"""compare-mt's analyses on the one resampling engine (phenomt.systems.analysis), on hand-made
+cases whose answers are worked out in the comments."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from phenomt.systems import analysis
+from phenomt.systems.analysis import Frequencies
+
+
+def test_bucket_labels_and_membership():
+    assert analysis.bucket_labels(analysis.CORPUS_CUTOFFS) == [
+        "<1", "1", "2", "3", "4", "[5, 10)", "[10, 100)", "[100, 1000)", ">=1000"]
+    assert analysis.bucket_labels(analysis.LENGTH_CUTOFFS) == [
+        "<10", "[10, 20)", "[20, 30)", "[30, 40)", "[40, 50)", "[50, 60)", ">=60"]
+    cut = analysis.CORPUS_CUTOFFS
+    assert [analysis.bucket_of(v, cut) for v in (0, 1, 4, 5, 9, 10, 999, 1000, 10**6)] == [
+        0, 1, 4, 5, 5, 6, 7, 8, 8]
+
+
+FREQ = {"the": 50, "cat": 3, "on": 20, "mat": 2, "a": 100}
+# buckets: 0 unseen, 1 [1, 10), 2 >= 10
+HAND = Frequencies("hand", lambda w: float(FREQ.get(w, 0)), (1, 10))
+
+
+def test_word_statistics_by_hand():
+    ref = [["the", "cat", "sat", "on", "the", "mat"]]
+    hyp = [["The", "cat", "sits", "on", "a", "mat"]]
+    # bucket 0: ref "sat", hyp "sits", nothing matched; bucket 1: cat, mat on both sides,
+    # both matched; bucket 2: ref the x2 + on, hyp The + on + a (The looks up "the" but
+    # matches only "The"): matched on = 1 of 3 and 3
+    rows = analysis.word_statistics(hyp, ref, HAND)
+    assert rows.tolist() == [[0, 1, 1, 2, 2, 2, 1, 3, 3]]
+    # lower-case hypothesis: the matches once (min(1, 2)), on once: 2 of 3 and 3
+    rows = analysis.word_statistics([["the", "cat", "sits", "on", "a", "mat"]], ref, HAND)
+    assert rows[0, 6:].tolist() == [2, 3, 3]
+    assert analysis.f_measure(rows[0, 6:]) == pytest.approx(200 * 2 / 6)  # P = R = 2/3
+    assert analysis.f_measure(rows[0, 0:3]) == 0.0
+    assert np.isnan(analysis.f_measure(np.zeros(3)))
+    assert analysis.f_measures(np.array([[1, 1, 3], [0, 0, 0]]))[0] == pytest.approx(50.0)
+    # punctuation is no word: it counts in no bucket
+    with_stops = analysis.word_statistics([["cat", ",", "."]], [["cat", "."]], HAND)
+    assert with_stops.tolist() == [[0, 0, 0, 1, 1, 1, 0, 0, 0]]
+
+
+def test_length_rows_by_hand():
+    refs = [["w"] * n for n in (3, 10, 19, 60, 75)]
+    assert analysis.length_rows(refs) == [[0], [1, 2], [], [], [], [], [3, 4]]
+
+
+def test_ngram_differences_by_hand():
+    ref = [["a", "b", "c"]]
+    # system matches a, b and "a b"; baseline a and c
+    system = analysis.matched_ngrams([["a", "b", "d"]], ref)
+    base = analysis.matched_ngrams([["a", "x", "c"]], ref)
+    assert system == {("a",): 1, ("b",): 1, ("a", "b"): 1}
+    assert base == {("a",): 1, ("c",): 1}
+    found = analysis.ngram_differences(system, base)
+    # "a b" and "b": (1 + 1) / (1 + 0 + 2) = 2/3 each, "a b" first by text; "a" is a tie
+    assert [(e["ngram"], e["system"], e["baseline"]) for e in found["system_better"]] == [
+        ("a b", 1, 0), ("b", 1, 0)]
+    assert found["system_better"][0]["share"] == pytest.approx(2 / 3, abs=1e-6)
+    assert [(e["ngram"], e["system"], e["baseline"]) for e in found["baseline_better"]] == [
+        ("c", 0, 1)]
+    # clipped: a hypothesis "a a" matches a reference "a" once
+    assert analysis.matched_ngrams([["a", "a"]], [["a"]]) == {("a",): 1}
+
+
+def test_examples_by_hand():
+    found = analysis.examples([50, 60, 40, 55], [50, 40, 70, 50], shown=2)
+    # differences 0, +20, -30, +5
+    assert [e["line"] for e in found["system_better"]] == [2, 4]
+    assert [e["line"] for e in found["baseline_better"]] == [3]
+    assert found["baseline_better"][0]["difference"] == -30
+
+
+def _test_set(n: int = 80) -> tuple[list[str], dict[str, list[str]]]:
+    """Sentences of three frequent words and one rare one: "good" copies the reference, "bad"
+    misses the rare word of every sentence, "same" is "bad" again."""
+    refs = [f"the cat sees zebra{i} today" for i in range(n)]
+    bad = ["the cat sees something today" for _ in range(n)]
+    return refs, {"bad": bad, "good": list(refs), "same": list(bad)}
+
+
+def test_the_record_finds_the_rare_words_the_baseline_misses():
+    refs, hyps = _test_set()
+    freq = analysis.corpus_frequencies(["the cat sees today"] * 20, "13a", "toy")
+    record = analysis.analysis_record(testset="toy", hypotheses=hyps, references=refs,
+                                      sources=refs, baseline="bad", target_lang="en",
+                                      tokenize="13a", frequencies=freq, samples=200, seed=3)
+    buckets = {b["bucket"]: b["systems"] for b in record["frequency"]["buckets"]}
+    unseen, frequent = buckets["<1"], buckets["[10, 100)"]
+    assert unseen["bad"]["score"] == 0.0 and unseen["good"]["score"] == 100.0
+    assert unseen["good"]["difference"] == 100.0 and unseen["good"]["p_adjusted"] < 0.05
+    assert unseen["bad"]["difference"] is None  # the baseline itself
+    # identical to the baseline: no difference, p = 1
+    assert unseen["same"]["difference"] == 0.0 and unseen["same"]["p_value"] == 1.0
+    # 20 occurrences of the, cat, sees, today: all matched by everyone
+    assert frequent["good"]["score"] == frequent["bad"]["score"] == 100.0
+    assert frequent["good"]["ref_words"] == 4 * 80
+    low, high = unseen["bad"]["ci"]
+    assert low <= 0.0 <= high
+    # every reference has 5 tokens: one length bucket holds them all
+    lengths = {b["bucket"]: b for b in record["length"]["buckets"]}
+    assert lengths["<10"]["sentences"] == 80 and lengths["[10, 20)"]["sentences"] == 0
+    assert lengths["<10"]["systems"]["good"]["score"] == pytest.approx(100.0)
+    grams = record["ngrams"]["systems"]["good"]["system_better"]
+    # only n-grams with a rare word tell the two apart, each matched once by "good" only
+    assert len(grams) == analysis.NGRAMS_SHOWN
+    assert all("zebra" in g["ngram"] and (g["system"], g["baseline"]) == (1, 0) for g in grams)
+    assert record["ngrams"]["systems"]["good"]["baseline_better"] == []
+    better = record["examples"]["systems"]["good"]["system_better"]
+    assert len(better) == analysis.EXAMPLES and better[0]["difference"] > 0
+    assert record["examples"]["systems"]["same"] == {"system_better": [],
+                                                     "baseline_better": []}
+
+
+def test_record_is_deterministic_and_checks_its_inputs():
+    refs, hyps = _test_set(30)
+    freq = analysis.corpus_frequencies(["the cat"], "13a", "toy")
+    common = dict(testset="toy", references=refs, sources=refs, target_lang="en",
+                  tokenize="13a", frequencies=freq, samples=100, seed=5)
+    assert analysis.analysis_record(hypotheses=hyps, baseline="bad", **common) == \
+        analysis.analysis_record(hypotheses=hyps, baseline="bad", **common)
+    with pytest.raises(ValueError, match="baseline 'x' is not one of the systems"):
+        analysis.analysis_record(hypotheses=hyps, baseline="x", **common)
+    with pytest.raises(ValueError, match="good: 29 lines for 30 references"):
+        analysis.analysis_record(hypotheses={**hyps, "good": refs[:-1]}, baseline="bad",
+                                 **common)
+
+
+def test_wordfreq_buckets_by_zipf_frequency():
+    freq = analysis.wordfreq_frequencies("en")
+    assert freq.bucket("the") == len(analysis.ZIPF_CUTOFFS)  # Zipf 7.7: >= 7
+    assert freq.bucket("The") == freq.bucket("the")
+    assert freq.bucket("xqzzyv") == 0  # not in the list: Zipf 0
+    assert "wordfreq" in freq.description
+    with pytest.raises(ValueError, match="no word list for 'xx'"):
+        analysis.wordfreq_frequencies("xx")
