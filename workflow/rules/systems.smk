@@ -171,6 +171,44 @@ rule systems_ldd_score:
         " --output {output:q} > {log:q} 2>&1"
 
 
+# compare-mt's analyses of a test set: every system against the baseline in one job.
+rule systems_analysis:
+    input:
+        lambda w: PLAN.systems.analysis_inputs(w.testset),
+    output:
+        f"{OUT}/systems/{{testset}}/analysis.json",
+    wildcard_constraints:
+        testset="[^/]+",
+    params:
+        args=lambda w: PLAN.systems.analysis_args(w.testset),
+    log:
+        f"{OUT}/logs/systems_analysis/{{testset}}.log",
+    benchmark:
+        f"{OUT}/benchmarks/systems_analysis/{{testset}}.tsv"
+    conda:
+        ENV
+    shell:
+        "phenomt systems analyse {params.args} --output {output:q} > {log:q} 2>&1"
+
+
+rule table_systems_analysis:
+    localrule: True
+    input:
+        lambda w: PLAN.systems.analysis_json(w.testset),
+    output:
+        **PLAN.table_files("systems_{kind}.{testset}"),
+    wildcard_constraints:
+        kind="buckets|ngrams|examples",
+        testset="[^/]+",
+    log:
+        f"{OUT}/logs/tables/systems_{{kind}}.{{testset}}.log",
+    conda:
+        ENV
+    shell:
+        "phenomt table systems-analysis --record {input:q} --kind {wildcards.kind}"
+        " --md {output.md:q} --csv {output.csv:q} > {log:q} 2>&1"
+
+
 # The challenge sets under the metrics of `systems.ldd_metrics` (BLEU's resamples).
 rule table_systems_ldd_metrics:
     localrule: True

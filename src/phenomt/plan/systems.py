@@ -23,6 +23,8 @@ LDD_BINS = ["all", "ge1", "ge2", "ge3"]
 LDD_TABLES = {"4": "bleu", "5": "distance", "6": "ribes"}
 #: Folder of the MQM sets under the systems' output folder (not a test set name).
 MQM_DIR = "mqm"
+#: The tables of ``phenomt systems analyse`` (``table systems-analysis --kind``).
+ANALYSIS_TABLES = ("buckets", "ngrams", "examples")
 #: An LTCR set of the rules: a test set's name, or ``mqm/<MQM set>``.
 LTCR_SET = rf"(?:{MQM_DIR}/)?[^/]+"
 
@@ -480,6 +482,41 @@ class SystemsPlan(SectionPlan):
             ("--calibration", REFERENCE), ("--samples", self.section["samples"]),
             ("--seed", self.section["seed"])]) + " " + note_args(notes)
 
+    # --- compare-mt's analyses: one job per test set, all of its systems -------------------
+    @property
+    def analysis_testsets(self) -> list[str]:
+        """Test sets with two or more systems, when ``analysis`` is on."""
+        if not self.section or not self.section["analysis"]:
+            return []
+        return [t for t in self.testsets if len(self.systems(t)) > 1]
+
+    def analysis_json(self, testset: str) -> str:
+        return f"{self.dir(testset)}/analysis.json"
+
+    def _freq_corpus(self, testset: str) -> list[str]:
+        corpus = self._testset(testset)["freq_corpus"]
+        return [self.data.raw(corpus, self._langs(testset)[1])] if corpus else []
+
+    def analysis_inputs(self, testset: str) -> list[str]:
+        """Every system's output, the source and reference, the frequency corpus if any."""
+        return [*(self.hyp(testset, s) for s in self.systems(testset)), self.source(testset),
+                self.reference(testset), *self._freq_corpus(testset)]
+
+    def analysis_args(self, testset: str) -> str:
+        freq = self._freq_corpus(testset)
+        return shell_args([
+            ("--testset", testset),
+            ("--hyp", [f"{s}={self.hyp(testset, s)}" for s in self.systems(testset)]),
+            ("--baseline", self.baseline(testset)), ("--src", self.source(testset)),
+            ("--ref", self.reference(testset)), ("--target-lang", self._langs(testset)[1]),
+            ("--freq-corpus", freq[0] if freq else None),
+            ("--samples", self.section["samples"]), ("--seed", self.section["seed"])])
+
+    def analysis_tables(self) -> list[str]:
+        return [table_path(self.out, f"systems_{kind}.{t}", ext)
+                for t in self.analysis_testsets for kind in ANALYSIS_TABLES
+                for ext in ("md", "csv")]
+
     def tables(self) -> list[str]:
         if not self.testsets:
             return []
@@ -492,7 +529,7 @@ class SystemsPlan(SectionPlan):
             ldd += [table_path(self.out, f"systems_ldd_metrics.{t}", ext)
                     for t in self.ldd_testsets for ext in ("md", "csv")]
         mqm = [self.mqm_table(m, ext) for m in self.mqm_sets for ext in ("md", "csv")]
-        return [*base, *ldd, *mqm]
+        return [*base, *ldd, *mqm, *self.analysis_tables()]
 
     # --- figures: the findings a reader looks at first ---------------------------------------
     def figure(self, name: str, ext: str) -> str:
@@ -540,6 +577,10 @@ class SystemsPlan(SectionPlan):
             if sorted(self.data.langs(corpus)) != sorted([spec["src"], spec["tgt"]]):
                 raise ValueError(f"systems.{testset}: corpus {corpus!r} is not "
                                  f"{spec['src']}-{spec['tgt']}")
+            freq = spec["freq_corpus"]
+            if freq and spec["tgt"] not in self.data.langs(freq):
+                raise ValueError(f"systems.{testset}: freq_corpus {freq!r} has no "
+                                 f"{spec['tgt']} side")
             names = set(spec["outputs"])
             if spec["baseline"] and spec["baseline"] not in names:
                 raise ValueError(f"systems.{testset}: baseline {spec['baseline']!r} is not "

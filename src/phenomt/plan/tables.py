@@ -166,6 +166,19 @@ TABLES: dict[str, Table] = _declare(
           "a Zh→En test set with document ids, with document-bootstrap intervals, the pairs "
           "judged and unjudged and the paired test against the baseline, beside the "
           "reference scored as a hypothesis (the calibration to read a system against)."),
+    Table("systems_buckets.{testset}", "systems", "table systems-analysis",
+          "Buckets of given systems",
+          "word F-measure by word frequency and BLEU by sentence length (compare-mt's "
+          "analyses) of every system, with intervals and the paired test against the "
+          "baseline on the test set's resamples."),
+    Table("systems_ngrams.{testset}", "systems", "table systems-analysis",
+          "N-gram differences against the baseline",
+          "the n-grams each system matches in the reference more often than the baseline, "
+          "and the reverse, with counts."),
+    Table("systems_examples.{testset}", "systems", "table systems-analysis",
+          "Sentences where systems differ most",
+          "per system, the sentences with the largest sentence-chrF gain and loss against the "
+          "baseline, with source, reference and both outputs."),
     Table("systems_mqm.{mqmset}", "systems", "table systems-mqm",
           "MQM error rates beside metrics",
           "human MQM error rates per system beside the automatic metrics, with Spearman's ρ."),
