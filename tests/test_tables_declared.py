@@ -43,9 +43,13 @@ def test_a_file_finds_its_family_and_a_pattern_its_members():
     with pytest.raises(KeyError, match="no md file"):
         tables.table_path("out", "learning_curve.m", "md")
     assert tables.table_files("out", "bleu") == {"md": "out/tables/bleu.md",
-                                                 "csv": "out/tables/bleu.csv"}
+                                                 "csv": "out/tables/bleu.csv",
+                                                 "json": "out/tables/bleu.json"}
     assert tables.table_files("out", "{table}") == {"md": "out/tables/{table}.md",
-                                                    "csv": "out/tables/{table}.csv"}
+                                                    "csv": "out/tables/{table}.csv",
+                                                    "json": "out/tables/{table}.json"}
+    assert tables.table_files("out", "learning_curve.m") == {
+        "csv": "out/tables/learning_curve.m.csv"}
 
 
 def test_every_declared_command_exists_and_every_chapter_is_known(capsys):

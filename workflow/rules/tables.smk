@@ -44,6 +44,9 @@ rule table_ldd_sizes:
         csv2=PLAN.table("ldd_table2", "csv"),
         md3=PLAN.table("ldd_table3", "md"),
         csv3=PLAN.table("ldd_table3", "csv"),
+        # the JSON exports the table command writes beside each CSV
+        json2=PLAN.table("ldd_table2", "json"),
+        json3=PLAN.table("ldd_table3", "json"),
     params:
         reorder=PLAN.ldd.set_assignments("reorder", ".ids"),
         lexical=PLAN.ldd.set_assignments("lexical", ".ids"),
@@ -164,3 +167,20 @@ rule ldd_figure_sets:
     shell:
         "phenomt ldd figure-sets --table {input:q} {params.layout} --title {params.title:q}"
         " --output {output:q} > {log:q} 2>&1"
+
+
+# A table as LaTeX (config `latex: true`), from its JSON export.
+rule table_latex:
+    localrule: True
+    input:
+        PLAN.latex_files()[0],
+    output:
+        PLAN.latex_files()[1],
+    wildcard_constraints:
+        table="[^/]+",
+    log:
+        f"{OUT}/logs/tables/{{table}}.latex.log",
+    conda:
+        ENV
+    shell:
+        "phenomt table latex --table {input:q} --output {output:q} > {log:q} 2>&1"

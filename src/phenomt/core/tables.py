@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -68,10 +70,82 @@ def load_score(path: str | Path, metric: str | None = None) -> dict:
 
 def write_table(frame: pd.DataFrame, md_path: str | Path, csv_path: str | Path, title: str,
                 notes: Sequence[str] = ()) -> None:
-    """Write ``frame`` as a Markdown table with a title and notes, and as CSV."""
+    """Write ``frame`` as a Markdown table with a title and notes, as CSV, and as JSON beside
+    the CSV (:func:`table_record`)."""
     with atomic_write(csv_path) as out:
         frame.to_csv(out, index=False, lineterminator="\n")
+    write_json(json_path(csv_path), table_record(frame, title, notes))
     write_markdown(frame.fillna("—").astype(str), md_path, title, notes)
+
+
+#: The format of a table's JSON export.
+TABLE_SCHEMA = "phenomt.table/1"
+_INTERVAL = re.compile(r"^(?P<value>[-+]?\d+(?:\.\d+)?)%? \[(?P<low>[-+]?\d+(?:\.\d+)?),"
+                       r" (?P<high>[-+]?\d+(?:\.\d+)?)\]")
+_NUMBER = re.compile(r"^[-+]?\d+(?:\.\d+)?$")
+
+
+def json_path(csv_path: str | Path) -> Path:
+    """The JSON export of the table whose CSV is ``csv_path``."""
+    return Path(csv_path).with_suffix(".json")
+
+
+def parse_cell(cell: object) -> object:
+    """A table cell as data: a number stays a number, ``"v [low, high] ..."`` becomes
+    ``{"value", "ci", "text"}`` (the text keeps its marks), a number written as text a
+    number, an empty cell None, any other text itself."""
+    if cell is None or (isinstance(cell, float) and math.isnan(cell)):
+        return None
+    if hasattr(cell, "item"):  # numpy scalars
+        cell = cell.item()
+    if isinstance(cell, bool | int | float):
+        return cell
+    text = str(cell)
+    found = _INTERVAL.match(text)
+    if found:
+        return {"value": float(found["value"]),
+                "ci": [float(found["low"]), float(found["high"])], "text": text}
+    return float(text) if _NUMBER.match(text) else text
+
+
+def table_record(frame: pd.DataFrame, title: str, notes: Sequence[str] = ()) -> dict:
+    """A table as JSON: its title and notes (which state the data, the intervals' resamples
+    and seed, the signatures), its columns and one object per row, each cell parsed by
+    :func:`parse_cell`."""
+    columns = [str(c) for c in frame.columns]
+    rows = [{c: parse_cell(v) for c, v in zip(columns, values, strict=True)}
+            for values in frame.itertuples(index=False, name=None)]
+    return {"schema": TABLE_SCHEMA, "title": title, "notes": list(notes), "columns": columns,
+            "rows": rows}
+
+
+def latex_table(record: dict) -> str:
+    """A table's JSON export as a LaTeX ``table`` (booktabs rules; the title as caption, the
+    notes below), for a paper."""
+    frame = pd.DataFrame([[_latex_cell(row[c]) for c in record["columns"]]
+                          for row in record["rows"]], columns=record["columns"])
+    body = frame.to_latex(index=False, escape=True, column_format="l" * len(frame.columns))
+    notes = "".join(f"\\par\\footnotesize {_escape(n)}\n" for n in record["notes"])
+    return ("\\begin{table}\n\\centering\n\\small\n" + body
+            + f"\\caption{{{_escape(record['title'])}}}\n" + notes + "\\end{table}\n")
+
+
+def _latex_cell(cell: object) -> str:
+    if cell is None:
+        return "--"
+    if isinstance(cell, dict):
+        return cell["text"]
+    return str(cell)
+
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+                  "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+                  "^": r"\textasciicircum{}"}
+
+
+def _escape(text: str) -> str:
+    """``text`` with LaTeX's special characters escaped, in one pass."""
+    return re.sub(r"[\\&%$#_{}~^]", lambda m: _LATEX_SPECIAL[m.group()], text)
 
 
 def write_markdown(frame: pd.DataFrame, path: str | Path, title: str,
@@ -271,7 +345,20 @@ def _run_spec(text: str) -> tuple[str, str, str]:
     return parts[0], parts[1], parts[2]
 
 
+def _latex_command(args: argparse.Namespace) -> int:
+    record = load_json(args.table)
+    if not isinstance(record, dict) or record.get("schema") != TABLE_SCHEMA:
+        raise InputError(args.table, f"not a table's JSON export ({TABLE_SCHEMA})")
+    with atomic_write(args.output) as out:
+        out.write(latex_table(record))
+    return 0
+
+
 def register_cli(tree) -> None:
+    p = tree.add("table latex", "A table's JSON export as a LaTeX table (booktabs; title as "
+                                "caption, notes below)", _latex_command)
+    p.add_argument("--table", required=True, help="the table's .json (beside its .csv)")
+    p.add_argument("--output", required=True, help="the .tex file to write")
     p = tree.add("table training", "Updates, validation and time of every trained model",
                  _training_command)
     p.add_argument("--run", nargs="+", required=True, type=_run_spec,

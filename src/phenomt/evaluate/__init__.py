@@ -146,6 +146,7 @@ class Request:
     mirror: str | None
     mqm: Path | None = None
     docids: Path | None = None
+    latex: bool = False
 
 
 def testset_name(ref: Path, src: str, tgt: str) -> str:
@@ -195,6 +196,7 @@ def evaluate_config(request: Request, origins: dict[str, Path] | None = None,
                for system, path in request.hyps}
     config: dict[str, Any] = {
         "outdir": RESULTS, "resources_dir": "resources", "mirror": request.mirror, "seed": 1,
+        "latex": request.latex,
         "corpora": {name: {"label": f"{name} (your test set)", "langs": [s, t], "split": "test",
                            "format": "plain",
                            "files": {s: {"download": f"{name}.{s}"},
@@ -431,7 +433,7 @@ def prepare(args: argparse.Namespace) -> tuple[Request, Path, dict[str, Any], li
         align_extra=tuple(args.align_extra), metrics=tuple(args.metrics),
         samples=args.samples, mirror=str(mirror) if mirror else None,
         mqm=Path(args.mqm).resolve() if args.mqm else None,
-        docids=Path(args.docids).resolve() if args.docids else None)
+        docids=Path(args.docids).resolve() if args.docids else None, latex=args.latex)
     request = merged_hyps(outdir, request, args.baseline is not None)
     if request.baseline not in dict(request.hyps):
         raise InputError("--baseline", f"{request.baseline!r} is none of the systems "
@@ -606,6 +608,9 @@ def register_cli(tree) -> None:
                         "checkout); needed offline for the LDD sets and --align-extra")
     p.add_argument("--force-langs", action="store_true",
                    help="skip the check of the files' language against --langs")
+    p.add_argument("--latex", action="store_true",
+                   help="also write every table as LaTeX (results/tables/<name>.tex); every "
+                        "table is written as Markdown, CSV and JSON in any case")
     p.add_argument("--no-report", dest="report", action="store_false",
                    help="skip the HTML report (report.html in the outdir)")
     p.add_argument("--cores", type=positive_int, default=2,

@@ -35,9 +35,9 @@ from typing import TYPE_CHECKING
 from phenomt.core import papers
 from phenomt.core.align import grow_diag_final_and
 from phenomt.core.cliargs import non_negative_int
-from phenomt.core.io import InputError, atomic_write, read_lines
+from phenomt.core.io import InputError, atomic_write, read_lines, write_json
 from phenomt.core.lazy import pandas as pd
-from phenomt.core.tables import write_markdown
+from phenomt.core.tables import json_path, table_record, write_markdown
 from phenomt.ldd.extract import DEFAULT_REORDER_DISTANCE, parse_alignment
 
 if TYPE_CHECKING:
@@ -282,11 +282,12 @@ def write_grid(src: str | os.PathLike[str], tgt: str | os.PathLike[str],
     pairs = read_pairs(src, tgt, forward, reverse, gdfa)
     paper, paper_note = paper_size(paper_set, len(pairs))
     frame = reorder_grid(pairs, min_d, max_d, paper)
+    title = "Reordering-set size by d, alignment, punctuation and comparison"
+    notes = grid_notes(frame, pairs, paper, paper_note)
     with atomic_write(out_csv) as out:
         frame.to_csv(out, index=False, lineterminator="\n")
-    write_markdown(wide_table(frame).fillna("—").astype(str), out_md,
-                   "Reordering-set size by d, alignment, punctuation and comparison",
-                   grid_notes(frame, pairs, paper, paper_note))
+    write_json(json_path(out_csv), table_record(frame, title, notes))
+    write_markdown(wide_table(frame).fillna("—").astype(str), out_md, title, notes)
     return frame
 
 

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from phenomt.core import papers
 from phenomt.core.corpus import read_parallel
-from phenomt.core.io import InputError, atomic_write, write_lines
+from phenomt.core.io import InputError, atomic_write, write_json, write_lines
 from phenomt.core.lazy import pandas as pd
 from phenomt.core.permutation import (
     format_permutation,
@@ -43,7 +43,7 @@ from phenomt.core.permutation import (
     permute_tokens,
     validate_permutation,
 )
-from phenomt.core.tables import write_markdown
+from phenomt.core.tables import json_path, table_record, write_markdown
 
 PAPER_LENGTH = 18
 PAPER_PERMUTATION: tuple[int, ...] = (11, 5, 9, 15, 8, 14, 10, 1, 3, 16, 12, 2, 0, 6, 17, 4,
@@ -565,10 +565,12 @@ def _cmd_table(args: argparse.Namespace) -> int:
     paper = read_paper_scores(args.paper) if args.paper else None  # None: the data file
     table = aggregate_scores(scores, paper)
     info = load_json(args.info) if args.info else None
+    title = "Locality bias (Choshen & Abend 2019, Table 1)"
+    notes = table_notes(info, args.paper, args.note)
     with atomic_write(args.csv) as out:
         table.to_csv(out, index=False, lineterminator="\n")
-    write_markdown(display_table(table), args.md, "Locality bias (Choshen & Abend 2019, Table 1)",
-                   table_notes(info, args.paper, args.note))
+    write_json(json_path(args.csv), table_record(table, title, notes))
+    write_markdown(display_table(table), args.md, title, notes)
     print(f"{args.md}: {len(table)} rows")
     return 0
 

@@ -43,7 +43,7 @@ from phenomt.plan.models import ModelPlan
 from phenomt.plan.nat import NatPlan
 from phenomt.plan.report import ReportPlan
 from phenomt.plan.systems import SystemsPlan, challenge_corpora
-from phenomt.plan.tables import table_file_list, table_files, table_path
+from phenomt.plan.tables import latex_files, table_file_list, table_files, table_path
 
 __all__ = ["PROJECT_ROOT", "SCHEMA", "SNAKEFILE", "WORKFLOW", "Plan", "load_config",
            "validate_config"]
@@ -109,13 +109,21 @@ class Plan:
 
     def tables(self) -> list[str]:
         names = ["corpus_stats"] + (["bleu", "training"] if self.models.names else [])
-        return [*table_file_list(self.out, names), *self.ldd.tables(), *self.locality.tables(),
-                *self.nat.tables(), *self.lexcons.tables(), *self.systems.tables()]
+        found = [*table_file_list(self.out, names), *self.ldd.tables(),
+                 *self.locality.tables(), *self.nat.tables(), *self.lexcons.tables(),
+                 *self.systems.tables()]
+        if self.config["latex"]:  # each table's LaTeX, made from its JSON export
+            found += [path[:-len(".json")] + ".tex" for path in found if path.endswith(".json")]
+        return found
 
     def table_files(self, stem: str) -> dict[str, str]:
         """The files of a declared table (or a rule's pattern of them), by format: a rule's
         ``output: **PLAN.table_files("bleu")``."""
         return table_files(self.out, stem)
+
+    def latex_files(self) -> tuple[str, str]:
+        """The JSON export in and the LaTeX out of rule ``table_latex``."""
+        return latex_files(self.out)
 
     def table(self, stem: str, ext: str) -> str:
         """One file of a declared table."""

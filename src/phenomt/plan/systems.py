@@ -513,23 +513,20 @@ class SystemsPlan(SectionPlan):
             ("--samples", self.section["samples"]), ("--seed", self.section["seed"])])
 
     def analysis_tables(self) -> list[str]:
-        return [table_path(self.out, f"systems_{kind}.{t}", ext)
-                for t in self.analysis_testsets for kind in ANALYSIS_TABLES
-                for ext in ("md", "csv")]
+        return table_file_list(self.out, [f"systems_{kind}.{t}" for t in self.analysis_testsets
+                                          for kind in ANALYSIS_TABLES])
 
     def tables(self) -> list[str]:
         if not self.testsets:
             return []
-        base = table_file_list(self.out, ["systems_bleu", "systems_redundancy"])
+        stems = ["systems_bleu", "systems_redundancy"]
         if self.ltcr_testsets:
-            base += table_file_list(self.out, ["systems_ltcr"])
-        ldd = [self.ldd_table(t, n, ext) for t in self.ldd_testsets for n in LDD_TABLES
-               for ext in ("md", "csv")]
+            stems.append("systems_ltcr")
+        stems += [f"systems_ldd_table{n}.{t}" for t in self.ldd_testsets for n in LDD_TABLES]
         if self.ldd_metrics:
-            ldd += [table_path(self.out, f"systems_ldd_metrics.{t}", ext)
-                    for t in self.ldd_testsets for ext in ("md", "csv")]
-        mqm = [self.mqm_table(m, ext) for m in self.mqm_sets for ext in ("md", "csv")]
-        return [*base, *ldd, *mqm, *self.analysis_tables()]
+            stems += [f"systems_ldd_metrics.{t}" for t in self.ldd_testsets]
+        stems += [f"systems_mqm.{m}" for m in self.mqm_sets]
+        return [*table_file_list(self.out, stems), *self.analysis_tables()]
 
     # --- figures: the findings a reader looks at first ---------------------------------------
     def figure(self, name: str, ext: str) -> str:

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-FORMATS = ("md", "csv")
+FORMATS = ("md", "csv", "json")
 
 
 @dataclass(frozen=True)
@@ -230,6 +230,12 @@ def table_files(out: str, stem: str) -> dict[str, str]:
     """Format -> file of a declared table or pattern: what a rule's output unpacks."""
     formats = [f for f in FORMATS if any(f in t.formats for t in declared(stem))]
     return {ext: table_path(out, stem, ext) for ext in formats}
+
+
+def latex_files(out: str) -> tuple[str, str]:
+    """The rule pattern of a table's LaTeX: its JSON export in, its ``.tex`` out (wildcard
+    ``table``, any table's stem)."""
+    return f"{out}/tables/{{table}}.json", f"{out}/tables/{{table}}.tex"
 
 
 def table_file_list(out: str, stems: list[str]) -> list[str]:
