@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -51,6 +51,12 @@ def tokenize(text: str, lang: str) -> str:
     normalizer, tokenizer = _moses(lang)
     return tokenizer.tokenize(normalizer.normalize(text), aggressive_dash_splits=True,
                               return_str=True, escape=False)
+
+
+def word_tokens(lines: Sequence[str], lang: str) -> list[list[str]]:
+    """The word tokens of every line (:func:`tokenize`: sacremoses; jieba for Chinese); an
+    empty line has none."""
+    return [tokenize(line, lang).split() if line.strip() else [] for line in lines]
 
 
 def detokenize(text: str, lang: str) -> str:

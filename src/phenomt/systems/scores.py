@@ -56,7 +56,7 @@ from phenomt.core.metrics.redundancy import (
     pool,
     sentence_statistics,
 )
-from phenomt.core.text import tokenize as word_tokenize
+from phenomt.core.text import word_tokens
 from phenomt.systems import intervals
 from phenomt.systems.outputs import (
     SystemOutput,
@@ -305,11 +305,6 @@ def score_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
 def tokenizer_name(lang: str) -> str:
     return "jieba" if lang in ("zh", "ja") else ("sacremoses (Moses punctuation normalisation "
                                                  "and tokenization, aggressive dash splits)")
-
-
-def word_tokens(lines: Sequence[str], lang: str) -> list[list[str]]:
-    """Word tokens of every line (sacremoses; jieba for Chinese)."""
-    return [word_tokenize(line, lang).split() if line.strip() else [] for line in lines]
 
 
 @dataclass(frozen=True)

@@ -499,9 +499,9 @@ class RedundancySettings:
     def tokens(self, lines: Sequence[str], lang: str) -> list[list[str]]:
         """Each line's tokens under this tokenization and case."""
         if self.tokenize == "moses":
-            from phenomt.core.text import tokenize as word_tokenize
+            from phenomt.core.text import word_tokens
 
-            found = [word_tokenize(line, lang).split() if line.strip() else [] for line in lines]
+            found = word_tokens(lines, lang)
             return [[t.lower() for t in sent] for sent in found] if self.ignore_case else found
         return [tokenize(line, self.tokenize, self.ignore_case) for line in lines]
 
