@@ -87,3 +87,28 @@ def test_commands_write_png_and_svg(tmp_path):
     first = (tmp_path / "r.svg").read_bytes()
     assert main(["systems", "figure-redundancy", "--table", str(path), "--output", *out]) == 0
     assert (tmp_path / "r.svg").read_bytes() == first  # byte-stable
+
+
+def test_buckets_draw_each_systems_difference_with_a_zero_line():
+    from phenomt.systems import analysis
+    from tests.test_analysis import _test_set
+
+    refs, hyps = _test_set(40)
+    record = analysis.analysis_record(
+        testset="toy", hypotheses=hyps, references=refs, sources=refs, baseline="bad",
+        target_lang="en", tokenize="13a",
+        frequencies=analysis.corpus_frequencies(["the cat sees today"] * 20, "13a", "toy"),
+        samples=100, seed=1)
+    fig = figures.draw_buckets(record)
+    try:
+        top, bottom = fig.axes[:2]
+        assert "count in the training corpus" in top.get_title()
+        assert [t.get_text() for t in top.get_legend().get_texts()] == ["good", "same"]
+        # the zero line, and "good" 100 points above the baseline in the unseen bucket
+        assert any(list(line.get_ydata()) == [0.0, 0.0] for line in top.get_lines())
+        good = top.containers[0]
+        assert max(good.lines[0].get_ydata()) == pytest.approx(100.0)
+    finally:
+        close_figure(fig)
+    with pytest.raises(InputError, match="no system besides the baseline"):
+        figures.draw_buckets({**record, "systems": ["bad"]}, "r.json")

@@ -488,6 +488,31 @@ rule systems_figure_ldd_sets:
         "phenomt ldd figure-sets --table {input:q} {params.args} --output {output:q} > {log:q} 2>&1"
 
 
+rule systems_figure_buckets:
+    localrule: True
+    input:
+        lambda w: PLAN.systems.analysis_json(w.testset),
+    output:
+        png=report(
+            PLAN.systems.figure("buckets.{testset}", "png"),
+            caption="../report/systems_buckets.rst",
+            category=PLAN.report.category("systems"),
+            subcategory="Figures",
+            labels=lambda w: {"figure": f"buckets of {w.testset}"},
+        ),
+        svg=PLAN.systems.figure("buckets.{testset}", "svg"),
+    wildcard_constraints:
+        testset="[^/]+",
+    params:
+        scale=lambda w: PLAN.report.scale("systems"),
+    log:
+        f"{OUT}/logs/figures/systems_buckets.{{testset}}.log",
+    conda:
+        ENV
+    shell:
+        "phenomt systems figure-buckets --record {input:q} --output {output:q} > {log:q} 2>&1"
+
+
 rule systems_figure_mqm:
     localrule: True
     input:

@@ -537,7 +537,8 @@ class SystemsPlan(SectionPlan):
         if not self.testsets:
             return []
         return ["redundancy", *(f"ldd_sets.{t}" for t in self.ldd_testsets),
-                *(f"mqm.{m}" for m in self.mqm_sets)]
+                *(f"mqm.{m}" for m in self.mqm_sets),
+                *(f"buckets.{t}" for t in self.analysis_testsets)]
 
     def figures(self) -> list[str]:
         return [self.figure(n, ext) for n in self.figure_names() for ext in ("png", "svg")]

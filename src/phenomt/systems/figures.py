@@ -5,6 +5,9 @@
   table);
 - ``phenomt systems figure-mqm``: MQM error rates against each metric, one panel per metric and
   error category, with Spearman's ρ and the number of systems (from a ``systems mqm``
+  record);
+- ``phenomt systems figure-buckets``: each system's difference to the baseline per frequency
+  and length bucket with its paired interval and a zero line (from a ``systems analyse``
   record).
 
 The challenge sets of a test set are drawn by ``phenomt ldd figure-sets`` from its
@@ -129,6 +132,47 @@ def draw_mqm(record: Mapping, path: str | os.PathLike[str] = "record") -> Figure
     return fig
 
 
+def draw_buckets(record: Mapping, path: str | os.PathLike[str] = "record") -> Figure:
+    """Each system's difference to the baseline per bucket, with its paired 95% interval and
+    a zero line: one panel per analysis (word F by frequency, BLEU by length), one colour
+    per system (from a ``systems analyse`` record)."""
+    others = [s for s in record.get("systems", []) if s != record.get("baseline")]
+    if not others:
+        raise InputError(path, "no system besides the baseline to draw")
+    plt = pyplot()
+    source = ("Zipf frequency, wordfreq" if "wordfreq" in record["frequency"]["frequencies"]
+              else "count in the training corpus")
+    panels = (("frequency", f"word F by word frequency ({source})", "Δ word F"),
+              ("length", "BLEU by reference length (tokens)", "Δ BLEU"))
+    fig, axes = plt.subplots(len(panels), 1, figsize=(7.5, 6.4), squeeze=False)
+    width = 0.7 / len(others)
+    for ax, (key, title, label) in zip(axes[:, 0], panels, strict=True):
+        buckets = record[key]["buckets"]
+        for k, system in enumerate(others):
+            xs, ys, low, high = [], [], [], []
+            for x, bucket in enumerate(buckets):
+                cell = bucket["systems"][system]
+                if cell.get("difference") is None or not cell.get("difference_ci"):
+                    continue
+                xs.append(x - 0.35 + width * (k + 0.5))
+                ys.append(cell["difference"])
+                low.append(cell["difference"] - cell["difference_ci"][0])
+                high.append(cell["difference_ci"][1] - cell["difference"])
+            ax.errorbar(xs, ys, yerr=[low, high], fmt="o", ms=3.5, capsize=2,
+                        elinewidth=0.8, color=f"C{k % 10}", label=system)
+        ax.axhline(0.0, color="0.3", linewidth=0.8)
+        ax.set_xticks(range(len(buckets)), [b["bucket"] for b in buckets], fontsize=7)
+        ax.set_title(title, fontsize=9)
+        ax.set_ylabel(f"{label} vs {record['baseline']}", fontsize=8)
+        ax.tick_params(axis="y", labelsize=7)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0, 0].legend(fontsize=7, frameon=False, ncol=min(4, len(others)))
+    fig.suptitle(f"{record['testset']}: each system against {record['baseline']}, paired 95% "
+                 "intervals", fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 0.96))
+    return fig
+
+
 # --------------------------------------------------------------------------- command line
 
 def _redundancy_command(args: argparse.Namespace) -> int:
@@ -141,7 +185,17 @@ def _mqm_command(args: argparse.Namespace) -> int:
     return write_figure(fig, args.output, f"{len(fig.axes)} panels")
 
 
+def _buckets_command(args: argparse.Namespace) -> int:
+    fig = draw_buckets(load_json(args.record), args.record)
+    return write_figure(fig, args.output, "2 panels")
+
+
 def register_cli(tree) -> None:
+    p = tree.add("systems figure-buckets", "Figure: each system's difference to the baseline "
+                 "per frequency and length bucket, with paired intervals", _buckets_command)
+    p.add_argument("--record", required=True, help="a `phenomt systems analyse` record")
+    p.add_argument("--output", nargs="+", required=True, help="PNG and/or SVG paths")
+
     p = tree.add("systems figure-redundancy", "Figure: CRR + DRR per given system with "
                  "intervals, non-autoregressive systems marked", _redundancy_command)
     p.add_argument("--table", required=True, help="systems_redundancy.csv")
