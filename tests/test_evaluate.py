@@ -164,6 +164,28 @@ def test_a_rerun_keeps_earlier_systems_and_refuses_another_test_set(tmp_path):
         merged_hyps(tmp_path / "out", _request(tmp_path, ref=new), False)
 
 
+def test_freq_corpus_is_a_download_of_the_generated_config(tmp_path):
+    from phenomt.evaluate import evaluate_config, load_config_dict
+    from phenomt.plan import Plan
+
+    corpus = tmp_path / "train.en"
+    corpus.write_text("a line\n", encoding="utf-8")
+    config = evaluate_config(_request(tmp_path, freq_corpus=corpus,
+                                      hyps=(("mine", tmp_path / "h.en"),
+                                            ("other", tmp_path / "h.en"))))
+    assert config["downloads"]["t.de-en.freq"] == {"url": None, "mirror": str(corpus)}
+    plan = Plan(load_config_dict(config))
+    plan.check()
+    assert "--freq-corpus resources/downloads/t.de-en.freq" in plan.systems.analysis_args(
+        "t.de-en")
+    assert "resources/downloads/t.de-en.freq" in plan.systems.analysis_inputs("t.de-en")
+    # without it, wordfreq's list: no frequency file among the inputs
+    plain = Plan(load_config_dict(evaluate_config(_request(
+        tmp_path, hyps=(("mine", tmp_path / "h.en"), ("other", tmp_path / "h.en"))))))
+    assert "--freq-corpus" not in plain.systems.analysis_args("t.de-en")
+    assert plain.systems.analysis_testsets == ["t.de-en"]
+
+
 def _ids(tmp_path, text: str, name: str = "ids.txt") -> Path:
     path = tmp_path / name
     path.write_bytes(text.encode("utf-8"))

@@ -147,6 +147,7 @@ class Request:
     mqm: Path | None = None
     docids: Path | None = None
     latex: bool = False
+    freq_corpus: Path | None = None
 
 
 def testset_name(ref: Path, src: str, tgt: str) -> str:
@@ -173,6 +174,19 @@ def check_docids(path: Path, langs: tuple[str, str], ref: Path, lines: int) -> l
                                "repeated source words are Chinese words segmented by jieba); "
                                f"this test set is {langs[0]}-{langs[1]}")
     return checks.read_docids(path, langs, ref, lines)
+
+
+def check_freq_corpus(path: Path) -> int:
+    """The line count of a frequency corpus after reading it as strictly as the test set
+    (UTF-8, LF line endings; an error names the file and line); empty is refused."""
+    from phenomt.core.io import read_text
+
+    if not path.is_file():
+        raise InputError(path, "no such file" if not path.exists() else "not a file")
+    lines = read_text(path)
+    if not any(line.strip() for line in lines):
+        raise InputError(path, "--freq-corpus has no text to count words in")
+    return len(lines)
 
 
 def _udpipe(lang: str, mirror: str | None) -> str | None:
@@ -218,6 +232,9 @@ def evaluate_config(request: Request, origins: dict[str, Path] | None = None,
                                                    align_extra=list(request.align_extra))
         # catalogued corpora the LTCR aligner trains on beside the test set
         config["corpora"].update({corpus: {} for corpus in request.align_extra})
+    if request.freq_corpus is not None:
+        config["downloads"][f"{name}.freq"] = {"url": None, "mirror": str(request.freq_corpus)}
+        config["systems"]["testsets"][name]["freq_download"] = f"{name}.freq"
     if request.mqm is not None:
         config["downloads"][f"{name}.mqm"] = {"url": None, "mirror": str(request.mqm)}
         config["systems"]["mqm"] = {name: mqm_set(request.mqm, f"{name}.mqm", s, t,
@@ -294,8 +311,9 @@ def merged_hyps(outdir: Path, request: Request, baseline_given: bool) -> Request
     baseline = request.baseline if baseline_given else testset["baseline"]
     mqm = request.mqm or earlier("mqm", f"{name}.mqm")
     docids = request.docids or earlier("docids", f"{name}.docids")
+    freq = request.freq_corpus or earlier("freq", f"{name}.freq")
     return replace(request, hyps=tuple(hyps.items()), baseline=baseline, mqm=mqm,
-                   docids=docids)
+                   docids=docids, freq_corpus=freq)
 
 
 def _hyp_role(system: str) -> str:
@@ -308,7 +326,9 @@ def input_copies(outdir: Path, request: Request) -> list[inputs.Copy]:
     roles = [("source", request.src), ("reference", request.ref),
              *((_hyp_role(name), path) for name, path in request.hyps)]
     roles += [(role, path) for role, path in (("docids", request.docids),
-                                              ("mqm", request.mqm)) if path is not None]
+                                              ("mqm", request.mqm),
+                                              ("freq", request.freq_corpus))
+              if path is not None]
     return inputs.plan_copies(outdir, roles)
 
 
@@ -317,7 +337,8 @@ def staged(request: Request, copies: Sequence[inputs.Copy]) -> Request:
     copy = {item.role: item.copy for item in copies}
     return replace(request, src=copy["source"], ref=copy["reference"],
                    hyps=tuple((name, copy[_hyp_role(name)]) for name, _ in request.hyps),
-                   docids=copy.get("docids"), mqm=copy.get("mqm"))
+                   docids=copy.get("docids"), mqm=copy.get("mqm"),
+                   freq_corpus=copy.get("freq"))
 
 
 # The workflow profile's 5 s job-rate window (workflow/profiles/default) keeps Snakemake alive
@@ -433,7 +454,8 @@ def prepare(args: argparse.Namespace) -> tuple[Request, Path, dict[str, Any], li
         align_extra=tuple(args.align_extra), metrics=tuple(args.metrics),
         samples=args.samples, mirror=str(mirror) if mirror else None,
         mqm=Path(args.mqm).resolve() if args.mqm else None,
-        docids=Path(args.docids).resolve() if args.docids else None, latex=args.latex)
+        docids=Path(args.docids).resolve() if args.docids else None, latex=args.latex,
+        freq_corpus=Path(args.freq_corpus).resolve() if args.freq_corpus else None)
     request = merged_hyps(outdir, request, args.baseline is not None)
     if request.baseline not in dict(request.hyps):
         raise InputError("--baseline", f"{request.baseline!r} is none of the systems "
@@ -448,6 +470,8 @@ def prepare(args: argparse.Namespace) -> tuple[Request, Path, dict[str, Any], li
             force=False)
     docids = None if request.docids is None else check_docids(
         request.docids, (src_lang, tgt_lang), request.ref, len(testset.references))
+    if request.freq_corpus is not None:
+        check_freq_corpus(request.freq_corpus)
     mqm_systems = None
     if request.mqm is not None:
         if not request.mqm.is_file():
@@ -608,6 +632,10 @@ def register_cli(tree) -> None:
                         "checkout); needed offline for the LDD sets and --align-extra")
     p.add_argument("--force-langs", action="store_true",
                    help="skip the check of the files' language against --langs")
+    p.add_argument("--freq-corpus", metavar="FILE",
+                   help="target-language training text (one sentence a line) whose word "
+                        "counts make the frequency buckets (default: wordfreq's list of the "
+                        "target language); a rerun keeps it")
     p.add_argument("--latex", action="store_true",
                    help="also write every table as LaTeX (results/tables/<name>.tex); every "
                         "table is written as Markdown, CSV and JSON in any case")

@@ -494,7 +494,12 @@ class SystemsPlan(SectionPlan):
         return f"{self.dir(testset)}/analysis.json"
 
     def _freq_corpus(self, testset: str) -> list[str]:
-        corpus = self._testset(testset)["freq_corpus"]
+        """The text whose word counts make the frequency buckets: the target side of
+        ``freq_corpus`` or the file of ``freq_download``; none: wordfreq's list."""
+        spec = self._testset(testset)
+        if spec["freq_download"]:
+            return [self.data.download_path(spec["freq_download"])]
+        corpus = spec["freq_corpus"]
         return [self.data.raw(corpus, self._langs(testset)[1])] if corpus else []
 
     def analysis_inputs(self, testset: str) -> list[str]:
@@ -576,6 +581,13 @@ class SystemsPlan(SectionPlan):
                 raise ValueError(f"systems.{testset}: corpus {corpus!r} is not "
                                  f"{spec['src']}-{spec['tgt']}")
             freq = spec["freq_corpus"]
+            if freq and spec["freq_download"]:
+                raise ValueError(f"systems.{testset}: freq_corpus and freq_download exclude "
+                                 "each other")
+            if spec["freq_download"] and spec["freq_download"] not in self.data.config[
+                    "downloads"]:
+                raise ValueError(f"systems.{testset}: undeclared freq_download "
+                                 f"{spec['freq_download']!r}")
             if freq and spec["tgt"] not in self.data.langs(freq):
                 raise ValueError(f"systems.{testset}: freq_corpus {freq!r} has no "
                                  f"{spec['tgt']} side")
