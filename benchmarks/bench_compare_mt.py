@@ -1,0 +1,81 @@
+"""`phenomt evaluate` beside compare-mt on the same files, timed in one run: newstest2017
+En->De (3,004 lines) of the mirror, uedin-nmt against online-B.
+
+compare-mt comes from the package index, installed into a folder of this run (``pip install
+--target``; the benchmark needs the index, as CI has it); it runs its default analyses (BLEU,
+length ratio, word accuracy by frequency bucket, sentence buckets, n-gram differences,
+examples) on the same files, which it splits on whitespace. phenomt runs ``evaluate
+--no-ldd --no-report`` in a fresh output folder: its first run, then the run that adds one
+more system (only that system's jobs).
+
+    PYTHONPATH=src python benchmarks/bench_compare_mt.py [--cores 2] [--compare-mt DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from phenomt.core.fetch import find_mirror
+
+ROOT = Path(__file__).resolve().parents[1]
+PAIR = "newstest2017.en-de"
+SYSTEMS = ("uedin-nmt", "online-B", "KIT")
+COMPARE_MT = "compare-mt==0.2.10"
+
+
+def timed(command: list[str], env: dict[str, str] | None = None) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env=env)
+    return time.perf_counter() - start
+
+
+def install_compare_mt(target: Path) -> None:
+    if not (target / "compare_mt").is_dir():
+        # its other dependencies (nltk, numpy, matplotlib, sacrebleu) are phenomt's too
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target",
+                        str(target), COMPARE_MT, "absl-py"], check=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--compare-mt", type=Path,
+                        help="a folder with compare-mt installed (default: install it here)")
+    args = parser.parse_args()
+    mirror = find_mirror(None, ROOT)
+    if mirror is None:
+        sys.exit("no data mirror: set PHENOMT_MIRROR")
+    src, ref = mirror / "wmt/en-de/newstest2017.en", mirror / "wmt/en-de/newstest2017.de"
+    outputs = [mirror / "sysout" / PAIR / f"{s}.de" for s in SYSTEMS]
+    with tempfile.TemporaryDirectory(prefix="bench-compare-mt-") as scratch:
+        work = Path(scratch)
+        target = args.compare_mt or work / "compare-mt"
+        install_compare_mt(target)
+        env = dict(os.environ, PYTHONPATH=str(target))
+        compare = timed([sys.executable, "-m", "compare_mt.compare_mt_main", str(ref),
+                         *map(str, outputs[:2])], env)
+        phenomt = str(Path(sys.executable).with_name("phenomt"))
+
+        def evaluate(*hyps: Path) -> float:
+            pairs = [a for h in hyps for a in ("--hyp", f"{h.stem}={h}")]
+            return timed([phenomt, "evaluate", "--src", str(src), "--ref", str(ref), "--langs",
+                          "en-de", *pairs, "--no-ldd", "--no-report", "--cores",
+                          str(args.cores), "--outdir", str(work / "eval")])
+
+        first = evaluate(*outputs[:2])
+        more = evaluate(outputs[2])
+    print(f"{PAIR}, {SYSTEMS[0]} against {SYSTEMS[1]} (one run, {args.cores} cores):")
+    print(f"  compare-mt {COMPARE_MT.split('==')[1]} default analyses:      {compare:6.1f} s")
+    print(f"  phenomt evaluate --no-ldd, first run:       {first:6.1f} s "
+          f"({first / compare:.1f}x compare-mt)")
+    print(f"  phenomt evaluate, one more system ({SYSTEMS[2]}): {more:6.1f} s")
+
+
+if __name__ == "__main__":
+    main()
