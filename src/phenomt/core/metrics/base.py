@@ -217,8 +217,10 @@ def score_record(metric: Metric, hypotheses: Sequence[str], references: Sequence
     sentences), the paired bootstrap against it under ``"baseline"``."""
     stats = metric.statistics(hypotheses, references, sources)
     totals = stats.sum(axis=0)
-    engine = metric.engine(len(stats), samples or resample.DEFAULT_SAMPLES, seed)
-    if samples:
+    # drawn only when an interval or a paired test needs them
+    engine = (metric.engine(len(stats), samples or resample.DEFAULT_SAMPLES, seed)
+              if samples or baseline is not None else None)
+    if engine is not None and samples:
         value, values = engine.resampled(metric.score, stats)
         scored = MetricScore(metric.name, value, metric.signature(), len(stats),
                              list(engine.interval(values)), _bootstrap_note(engine))
@@ -229,7 +231,7 @@ def score_record(metric: Metric, hypotheses: Sequence[str], references: Sequence
                   details=metric.details(totals), meta=dict(meta or {}))
     if samples:
         record["statistics"] = {"columns": list(metric.columns), "rows": stats.tolist()}
-    if baseline is not None:
+    if engine is not None and baseline is not None:
         # the hypothesis' statistics above serve the pairing too
         record["baseline"] = resample.paired_test(
             stats, metric.statistics(baseline, references, sources), metric.score,
