@@ -207,6 +207,7 @@ def hostile_plan():
     testset["compare"].append([HOSTILE_NAME, testset["baseline"]])
     zh = config["systems"]["testsets"]["newstest2021.zh-en"]
     zh.update(ltcr=True, align_extra=["newstest2020.zh-en"])
+    config["systems"]["metrics"] = [*config["systems"]["metrics"], "ltcr"]
     mqm = next(iter(config["systems"]["mqm"].values()))
     mqm["systems"].append(HOSTILE_NAME)
     config["models"]["transformer.de-en"]["casing"] = "truecase"
@@ -240,7 +241,8 @@ def _plan_arguments(plan) -> dict[str, Callable[[], str]]:
         "systems.ltcr_layout_args": lambda: systems.ltcr_layout_args(zh),
         "systems.ltcr_align_extra_args": lambda: systems.ltcr_align_extra_args(zh),
         "systems.ltcr_table_args": systems.ltcr_table_args,
-        "systems.ldd_figure_args": lambda: systems.ldd_figure_args(t),
+        "systems.analysis_args": lambda: systems.analysis_args(t),
+        "systems.score_args(ltcr)": lambda: systems.score_args(zh, systems.systems(zh)[0]),
         "ldd.set_assignments": ldd.set_assignments,
         "ldd.set_assignments(reorder)": lambda: ldd.set_assignments("reorder", ".ids"),
         "ldd.corpus_source_args": ldd.corpus_source_args,
@@ -282,7 +284,7 @@ def _plan_arguments(plan) -> dict[str, Callable[[], str]]:
 
 #: Functions whose strings hold no name or path of the config (settings and fixed words).
 NO_HOSTILE_VALUE = {"nat.redundancy_args", "models.bleu_args", "locality.meta",
-                    "systems.ldd_figure_args", "systems.mqm_reference_args"}
+                    "systems.mqm_reference_args"}
 
 
 def test_plan_arguments_keep_every_hostile_value_one_word(hostile_plan):

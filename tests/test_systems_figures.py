@@ -112,3 +112,35 @@ def test_buckets_draw_each_systems_difference_with_a_zero_line():
         close_figure(fig)
     with pytest.raises(InputError, match="no system besides the baseline"):
         figures.draw_buckets({**record, "systems": ["bad"]}, "r.json")
+
+
+def _ldd_record(system: str, sets: dict) -> dict:
+    return {"testset": "toy", "system": system, "sets": {
+        name: (None if diff is None else {
+            "sentences": 40, "difference": diff, "difference_ci": [diff - 1.0, diff + 1.0],
+            "below": diff < -2, "above": False}) for name, diff in sets.items()}}
+
+
+def test_challenge_sets_one_panel_per_set_with_paired_differences():
+    records = [_ldd_record("A", {"reorder.ge5": -3.0, "particle.ge1": 0.5}),
+               _ldd_record("B", {"reorder.ge5": -0.5, "particle.ge1": None})]
+    fig = figures.draw_challenge_sets(records, {"A": "rule-based", "B": None})
+    try:
+        panels = [ax for ax in fig.axes if ax.get_visible()]
+        assert [ax.get_title() for ax in panels] == ["reorder.ge5 (40 sentences)",
+                                                     "particle.ge1 (40 sentences)"]
+        reorder = panels[0]
+        points = [c.lines[0] for c in reorder.containers]
+        assert [list(p.get_xdata()) for p in points] == [[-3.0], [-0.5]]
+        # A's set is significantly below: filled; B's is not: hollow; kinds coloured apart
+        assert points[0].get_markerfacecolor() != (1.0, 1.0, 1.0, 1.0)
+        assert points[1].get_markerfacecolor() == "white"
+        assert points[0].get_color() != points[1].get_color()
+        assert any(list(line.get_xdata()) == [0.0, 0.0] for line in reorder.get_lines())
+        assert len(panels[1].containers) == 1  # no point for B's missing set
+        legend = [t.get_text() for t in fig.legends[0].get_texts()]
+        assert legend == ["rule-based", "kind not stated"]
+    finally:
+        close_figure(fig)
+    with pytest.raises(InputError, match="no challenge-set record"):
+        figures.draw_challenge_sets([], {}, "x")

@@ -205,7 +205,7 @@ rule table_systems_analysis:
     conda:
         ENV
     shell:
-        "phenomt table systems-analysis --record {input:q} --kind {wildcards.kind}"
+        "phenomt table systems-analysis --record {input:q} --kind {wildcards.kind:q}"
         " --md {output.md:q} --csv {output.csv:q} > {log:q} 2>&1"
 
 
@@ -465,7 +465,7 @@ rule systems_figure_redundancy:
 rule systems_figure_ldd_sets:
     localrule: True
     input:
-        PLAN.table("systems_ldd_table4.{testset}", "csv"),
+        lambda w: PLAN.systems.ldd_records(w.testset),
     output:
         png=report(
             PLAN.systems.figure("ldd_sets.{testset}", "png"),
@@ -478,14 +478,13 @@ rule systems_figure_ldd_sets:
     wildcard_constraints:
         testset="[^/]+",
     params:
-        args=lambda w: PLAN.systems.ldd_figure_args(w.testset),
         scale=lambda w: PLAN.report.scale("systems"),
     log:
         f"{OUT}/logs/figures/systems_ldd_sets.{{testset}}.log",
     conda:
         ENV
     shell:
-        "phenomt ldd figure-sets --table {input:q} {params.args} --output {output:q} > {log:q} 2>&1"
+        "phenomt systems figure-ldd --records {input:q} --output {output:q} > {log:q} 2>&1"
 
 
 rule systems_figure_buckets:

@@ -553,12 +553,6 @@ class SystemsPlan(SectionPlan):
         test set does not redraw it."""
         return f"the MQM annotations of {len(self.mqm_systems(name))} outputs ({name})."
 
-    def ldd_figure_args(self, testset: str) -> str:
-        return shell_args([("--sets", "set"), ("--systems-as-columns", self.systems(testset)),
-                           ("--baseline-set", "full test set"),
-                           ("--title", f"{testset}: BLEU of each challenge set beside the full "
-                                       "test set, 95% intervals")])
-
     def check(self) -> None:
         if not self.section:
             return

@@ -35,9 +35,11 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 REDUNDANCY_COLUMN = "CRR+DRR % [95% CI]"
-#: Bar colour by the kind of system the catalogue or config states.
-KIND_COLOURS = {"non-autoregressive": "C3", "autoregressive": "C0"}
+#: Colour by the kind of system the catalogue or config states; grey: none stated.
+KIND_COLOURS = {"non-autoregressive": "C3", "autoregressive": "C0", "rule-based": "C2",
+                "human translation": "C4"}
 OTHER_COLOUR = "0.55"
+NO_KIND = "kind not stated"
 
 
 def _main_rows(rows: Sequence[Mapping[str, str]]) -> list[Mapping[str, str]]:
@@ -76,7 +78,7 @@ def draw_redundancy(rows: Sequence[Mapping[str, str]], path: str | os.PathLike[s
         systems = sorted(systems, key=lambda s: s[2].value)
         colours = [KIND_COLOURS.get(kind, OTHER_COLOUR) for _, kind, _ in systems]
         for _, kind, _ in systems:
-            kinds_seen[kind or "kind not stated"] = KIND_COLOURS.get(kind, OTHER_COLOUR)
+            kinds_seen[kind or NO_KIND] = KIND_COLOURS.get(kind, OTHER_COLOUR)
         values = [s.value for _, _, s in systems]
         errors = [[s.errors[0] for _, _, s in systems], [s.errors[1] for _, _, s in systems]]
         ax.barh(range(len(systems)), values, color=colours, xerr=errors, capsize=2,
@@ -128,6 +130,61 @@ def draw_mqm(record: Mapping, path: str | os.PathLike[str] = "record") -> Figure
         ax.grid(alpha=0.3)
     fig.suptitle("MQM error rates against the metrics (Spearman's ρ over systems)",
                  fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    return fig
+
+
+def draw_challenge_sets(records: Sequence[Mapping], kinds: Mapping[str, str | None],
+                        path: str | os.PathLike[str] = "records") -> Figure:
+    """Each challenge set of a test set against its full test set: one panel per set, one row
+    per system, its BLEU difference with the paired 95% interval and a zero line; filled
+    where the Holm-adjusted test puts the set below or above, hollow where it does not, no
+    point where the set is too small for an interval (from ``systems ldd-score`` records;
+    ``kinds``: each system's kind, coloured)."""
+    if not records:
+        raise InputError(path, "no challenge-set record to draw")
+    sets = list(dict.fromkeys(name for r in records for name in r["sets"]))
+    if not sets:
+        raise InputError(path, "the records have no challenge set")
+    plt = pyplot()
+    columns = min(3, len(sets))
+    rows = -(-len(sets) // columns)
+    height = 0.9 + 0.28 * len(records)
+    fig, axes = plt.subplots(rows, columns, figsize=(3.6 * columns, height * rows + 0.6),
+                             squeeze=False, sharey=True)
+    systems = [r["system"] for r in records]
+    for ax, name in zip(axes.flat, sets, strict=False):
+        sizes = set()
+        for y, record in enumerate(records):
+            entry = record["sets"].get(name)
+            if not entry:
+                continue
+            sizes.add(entry["sentences"])
+            if entry.get("difference") is None or not entry.get("difference_ci"):
+                continue
+            low, high = entry["difference_ci"]
+            colour = KIND_COLOURS.get(kinds.get(record["system"]) or "", OTHER_COLOUR)
+            decided = bool(entry.get("below") or entry.get("above"))
+            ax.errorbar([entry["difference"]], [y],
+                        xerr=[[entry["difference"] - low], [high - entry["difference"]]],
+                        fmt="o", ms=4.5, capsize=2, elinewidth=0.9, color=colour,
+                        markerfacecolor=colour if decided else "white")
+        ax.axvline(0.0, color="0.3", linewidth=0.8)
+        size = "/".join(str(n) for n in sorted(sizes)) or "0"
+        ax.set_title(f"{name} ({size} sentences)", fontsize=8)
+        ax.set_yticks(range(len(systems)), systems, fontsize=7)
+        ax.tick_params(axis="x", labelsize=7)
+        ax.grid(axis="x", alpha=0.3)
+        ax.set_xlabel("Δ BLEU vs full test set", fontsize=7)
+    for ax in list(axes.flat)[len(sets):]:
+        ax.set_visible(False)
+    axes[0, 0].invert_yaxis()  # the first system on top
+    seen = dict.fromkeys((kinds.get(s) or NO_KIND) for s in systems)
+    handles = [plt.Line2D([], [], marker="o", linestyle="", color=KIND_COLOURS.get(k, OTHER_COLOUR))
+               for k in seen]
+    fig.legend(handles, list(seen), loc="upper right", fontsize=7, frameon=False)
+    fig.suptitle(f"{records[0]['testset']}: each challenge set against the full test set "
+                 "(paired 95% intervals; filled: Holm-adjusted p < 0.05)", fontsize=9)
     fig.tight_layout(rect=(0, 0, 1, 0.95))
     return fig
 
@@ -185,12 +242,31 @@ def _mqm_command(args: argparse.Namespace) -> int:
     return write_figure(fig, args.output, f"{len(fig.axes)} panels")
 
 
+def _challenge_command(args: argparse.Namespace) -> int:
+    from phenomt.systems.tables import load_catalogue, system_info
+
+    records = [load_json(path) for path in args.records]
+    catalogue = load_catalogue(args.catalogue)
+    kinds = {r["system"]: system_info(catalogue, r["testset"], r["system"], r).get("kind")
+             for r in records}
+    fig = draw_challenge_sets(records, kinds, args.records[0])
+    return write_figure(fig, args.output, f"{len(records)} systems")
+
+
 def _buckets_command(args: argparse.Namespace) -> int:
     fig = draw_buckets(load_json(args.record), args.record)
     return write_figure(fig, args.output, "2 panels")
 
 
 def register_cli(tree) -> None:
+    p = tree.add("systems figure-ldd", "Figure: each challenge set against the full test set, "
+                 "one panel per set, every system's paired difference with its interval",
+                 _challenge_command)
+    p.add_argument("--records", nargs="+", required=True,
+                   help="`phenomt systems ldd-score` records of one test set")
+    p.add_argument("--catalogue", help="systems TSV (default: the package's sysout catalogue)")
+    p.add_argument("--output", nargs="+", required=True, help="PNG and/or SVG paths")
+
     p = tree.add("systems figure-buckets", "Figure: each system's difference to the baseline "
                  "per frequency and length bucket, with paired intervals", _buckets_command)
     p.add_argument("--record", required=True, help="a `phenomt systems analyse` record")
