@@ -543,10 +543,12 @@ def _way_out(failure: snakerun.Failure, request: Request) -> str:
 
 def _print_summary(plan: Plan, request: Request, outdir: Path, lines: int,
                    documents: int | None, report: bool) -> None:
+    langs = (request.src_lang, request.tgt_lang)
+    why = ("--no-ldd" if all(lang in UDPIPE for lang in langs)
+           else f"UDPipe models exist for {', '.join(UDPIPE)} only")
     print(f"{request.name}: {lines} lines, baseline {request.baseline}"
           + ("" if documents is None else f", LTCR on {documents} documents")
-          + ("" if request.ldd else "; no LDD challenge sets (UDPipe models exist for "
-                                    f"{', '.join(UDPIPE)} only)"))
+          + ("" if request.ldd else f"; no LDD challenge sets ({why})"))
     for line in summary_lines(plan, request.name, outdir):
         print(f"  {line}")
     print("tables:")
