@@ -37,7 +37,8 @@ def test_write_table_writes_json_beside_csv(tmp_path):
                       "notes": ["seed 1; nrefs:1"], "columns": ["system", "BLEU [95% CI]"],
                       "rows": [{"system": "A", "BLEU [95% CI]": {
                           "value": 20.0, "ci": [19.0, 21.0], "text": "20.00 [19.00, 21.00]"}},
-                          {"system": "B", "BLEU [95% CI]": None}]}
+                          {"system": "B", "BLEU [95% CI]": None}],
+                      "cells": [["A", "20.00 [19.00, 21.00]"], ["B", "—"]]}
     assert (tmp_path / "t.csv").is_file() and (tmp_path / "t.md").is_file()
 
 
@@ -48,6 +49,10 @@ def test_latex_escapes_and_keeps_marks(tmp_path):
     assert "sys\\_name" in text and "a\\&b" in text and "-1.00 [-2.00, 0.00] *" in text
     assert "\\caption{BLEU of 50\\% \\{test\\}}" in text
     assert "\\toprule" in text and text.startswith("\\begin{table}")
+    # LaTeX shows the cells as printed: a bucket label "1" and a p "1.0000" keep their form
+    printed = latex_table(table_record(pd.DataFrame({"bucket": ["1"], "p": ["1.0000"],
+                                                     "x": [None]}), "t"))
+    assert "1 & 1.0000 & -- \\\\" in printed
     (tmp_path / "t.json").write_text(json.dumps(record), encoding="utf-8")
     assert run("table", "latex", "--table", tmp_path / "t.json", "--output",
                tmp_path / "t.tex") == 0

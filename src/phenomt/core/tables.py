@@ -115,27 +115,23 @@ def table_record(frame: pd.DataFrame, title: str, notes: Sequence[str] = ()) -> 
     columns = [str(c) for c in frame.columns]
     rows = [{c: parse_cell(v) for c, v in zip(columns, values, strict=True)}
             for values in frame.itertuples(index=False, name=None)]
+    # the cells as the Markdown shows them (a label "1" stays "1", a p "1.0000" keeps its
+    # digits), for LaTeX and for readers who want the printed form
+    shown = frame.fillna("—").astype(str)
+    cells = [list(values) for values in shown.itertuples(index=False, name=None)]
     return {"schema": TABLE_SCHEMA, "title": title, "notes": list(notes), "columns": columns,
-            "rows": rows}
+            "rows": rows, "cells": cells}
 
 
 def latex_table(record: dict) -> str:
     """A table's JSON export as a LaTeX ``table`` (booktabs rules; the title as caption, the
     notes below), for a paper."""
-    frame = pd.DataFrame([[_latex_cell(row[c]) for c in record["columns"]]
-                          for row in record["rows"]], columns=record["columns"])
+    frame = pd.DataFrame([["--" if cell == "—" else cell for cell in row]
+                          for row in record["cells"]], columns=record["columns"])
     body = frame.to_latex(index=False, escape=True, column_format="l" * len(frame.columns))
     notes = "".join(f"\\par\\footnotesize {_escape(n)}\n" for n in record["notes"])
     return ("\\begin{table}\n\\centering\n\\small\n" + body
             + f"\\caption{{{_escape(record['title'])}}}\n" + notes + "\\end{table}\n")
-
-
-def _latex_cell(cell: object) -> str:
-    if cell is None:
-        return "--"
-    if isinstance(cell, dict):
-        return cell["text"]
-    return str(cell)
 
 
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
