@@ -173,9 +173,9 @@ rule ldd_figure_sets:
 rule table_latex:
     localrule: True
     input:
-        PLAN.latex_files()[0],
+        PLAN.latex_input(),
     output:
-        PLAN.latex_files()[1],
+        PLAN.latex_output(),
     wildcard_constraints:
         table="[^/]+",
     log:

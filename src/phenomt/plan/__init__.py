@@ -121,9 +121,13 @@ class Plan:
         ``output: **PLAN.table_files("bleu")``."""
         return table_files(self.out, stem)
 
-    def latex_files(self) -> tuple[str, str]:
-        """The JSON export in and the LaTeX out of rule ``table_latex``."""
-        return latex_files(self.out)
+    def latex_input(self) -> str:
+        """The JSON export rule ``table_latex`` reads (wildcard ``table``)."""
+        return latex_files(self.out)[0]
+
+    def latex_output(self) -> str:
+        """The LaTeX rule ``table_latex`` writes (wildcard ``table``)."""
+        return latex_files(self.out)[1]
 
     def table(self, stem: str, ext: str) -> str:
         """One file of a declared table."""
