@@ -37,9 +37,10 @@ def timed(command: list[str], env: dict[str, str] | None = None) -> float:
 
 def install_compare_mt(target: Path) -> None:
     if not (target / "compare_mt").is_dir():
-        # its other dependencies (nltk, numpy, matplotlib, sacrebleu) are phenomt's too
+        # absl-py and six besides: its other dependencies (nltk, numpy, matplotlib,
+        # sacrebleu) are phenomt's too
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target",
-                        str(target), COMPARE_MT, "absl-py"], check=True)
+                        str(target), COMPARE_MT, "absl-py", "six"], check=True)
 
 
 def main() -> None:
