@@ -111,7 +111,7 @@ class SystemsPlan(SectionPlan):
                 if m != "ltcr" or testset in self.ltcr_testsets]
 
     def score_inputs(self, testset: str) -> list[str]:
-        """What a score job reads besides the texts: LTCR's layout and aligner."""
+        """What a score job reads besides the texts: LTCR's pair set and aligner."""
         if "ltcr" not in self.score_metrics(testset):
             return []
         return [self.ltcr_pairs(testset), self.ltcr_align_model(testset)]
@@ -119,14 +119,14 @@ class SystemsPlan(SectionPlan):
     def score_args(self, testset: str, system: str) -> str:
         baseline_hyp = self.baseline_inputs(testset, system)
         src, tgt = self._langs(testset)
-        layout = self.score_inputs(testset)
+        ltcr = self.score_inputs(testset)
         return shell_args([("--target-lang", tgt), ("--source-lang", src),
                            ("--baseline", self.baseline(testset)),
                            ("--baseline-hyp", baseline_hyp[0] if baseline_hyp else None),
                            ("--metrics", self.score_metrics(testset)),
-                           ("--setting", [f"ltcr.pairs={layout[0]}",
+                           ("--setting", [f"ltcr.pairs={ltcr[0]}",
                                           f"ltcr.align_model={self.ltcr_align_dir(testset)}"]
-                            if layout else None),
+                            if ltcr else None),
                            ("--samples", self.section["samples"]),
                            ("--seed", self.section["seed"])])
 

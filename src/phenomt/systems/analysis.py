@@ -44,7 +44,7 @@ import numpy as np
 
 from phenomt.core.metrics import base as metrics
 from phenomt.core.metrics import resample
-from phenomt.core.metrics.ribes import ribes_tokens
+from phenomt.core.metrics.ribes import iter_tokens, ribes_tokens
 
 SCHEMA = "phenomt.systems.analysis/1"
 CORPUS_CUTOFFS = (1, 2, 3, 4, 5, 10, 100, 1000)
@@ -96,9 +96,10 @@ class Frequencies:
 
 
 def corpus_frequencies(lines: Iterable[str], tokenize: str, name: str) -> Frequencies:
-    """Counts of the lower-cased tokens of a training corpus (one sentence a line)."""
+    """Counts of the lower-cased tokens of a training corpus (one sentence a line), counted
+    line by line: a corpus of millions of lines is never held as tokens."""
     counts: Counter[str] = Counter()
-    for tokens in ribes_tokens(lines, tokenize, lowercase=True):
+    for tokens in iter_tokens(lines, tokenize, lowercase=True):
         counts.update(tokens)
     total = sum(counts.values())
     return Frequencies(f"counts in {name} ({total:,} tokens, {len(counts):,} types, "

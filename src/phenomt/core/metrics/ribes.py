@@ -9,7 +9,7 @@ when pre-tokenized files are given, split on whitespace.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,11 +21,19 @@ RIBES_ALPHA = 0.25
 RIBES_BETA = 0.10
 
 
+def iter_tokens(lines: Iterable[str], tokenize: str = "13a", lowercase: bool = False
+                ) -> Iterator[list[str]]:
+    """The tokens of each line, one line at a time: sacreBLEU's tokenizer ``tokenize``
+    (``none``: whitespace), made once."""
+    tokenizer = make_bleu(tokenize).tokenizer
+    for line in lines:
+        yield tokenizer((line.lower() if lowercase else line).rstrip()).split()
+
+
 def ribes_tokens(lines: Iterable[str], tokenize: str = "13a", lowercase: bool = False
                  ) -> list[list[str]]:
     """Tokens for RIBES: sacreBLEU's tokenizer ``tokenize`` (``none``: whitespace) per line."""
-    tokenizer = make_bleu(tokenize).tokenizer
-    return [tokenizer((line.lower() if lowercase else line).rstrip()).split() for line in lines]
+    return list(iter_tokens(lines, tokenize, lowercase))
 
 
 def corpus_ribes_score(hypotheses: Sequence[Sequence[str]], references: Sequence[Sequence[str]]
