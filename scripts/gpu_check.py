@@ -108,7 +108,7 @@ def run_overfit(out: Path, workers: int, timeout: float) -> dict[str, Any]:
            "-p", "no:cacheprovider", "--junitxml", str(junit)]
     parallel = workers > 1 and _has_module("xdist")
     if parallel:
-        cmd += ["-n", str(workers)]
+        cmd += ["-n", str(workers)] + xdist_balance()
     env = {**os.environ, "PHENOMT_OVERFIT_RESULTS": str(results),
            "PHENOMT_REQUIRE_FAIRSEQ": "1", "PHENOMT_REQUIRE_MIRROR": "1"}
     start = time.perf_counter()
@@ -151,6 +151,18 @@ def run_group(cmd: list[str], env: dict[str, str], timeout: float, log_path: Pat
         text += f"\n[gpu-check] stopped after {timeout:.0f} s\n"
         log_path.write_text(text, encoding="utf-8")
     return status, text
+
+
+def xdist_balance() -> list[str]:
+    """Work stealing where pytest-xdist has it (3.2 and later): the runs last 50-200 s each,
+    and a worker left with two long ones queued would set the stage's time."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        major, minor = (int(x) for x in version("pytest-xdist").split(".")[:2])
+    except (PackageNotFoundError, ValueError):
+        return []
+    return ["--dist", "worksteal"] if (major, minor) >= (3, 2) else []
 
 
 def _has_module(name: str) -> bool:
@@ -362,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stages", default="overfit,epochs,speed")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                         help="parallel pytest workers for the overfitting tests")
-    parser.add_argument("--overfit-timeout", type=float, default=300.0,
+    parser.add_argument("--overfit-timeout", type=float, default=240.0,
                         help="seconds before the overfitting stage is stopped (its workers too)")
     parser.add_argument("--batch1-sentences", type=int, default=200)
     parser.add_argument("--work", type=Path,

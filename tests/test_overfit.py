@@ -12,6 +12,8 @@ mechanisms on hand-made inputs).
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from tests.conftest import require_fairseq
@@ -20,6 +22,7 @@ require_fairseq()  # first: fairseq needs torch, so a missing torch fails under 
 pytest.importorskip("torch")
 
 from phenomt.core.doccontext import DEFAULT_SEPARATOR  # noqa: E402
+from phenomt.core.text import detokenize  # noqa: E402
 from phenomt.plan.documents import CONCAT, DOC_TRANSFORMER  # noqa: E402
 from tests.mechanisms import (  # noqa: E402
     expected_glancing_ratio,
@@ -91,11 +94,20 @@ def below_target(name: str, run: Run, hypotheses: list[str]) -> float:
 
 
 def check(name: str, run: Run, hypotheses: list[str], device: Device) -> None:
-    score = bleu(hypotheses, run.references or run.train_tgt)
+    references = run.references or run.train_tgt
+    score = bleu(hypotheses, references)
     report(name, run, score, device)
     assert score >= MIN_BLEU, (
-        f"{name} reproduces its training data at BLEU {score:.1f} (< {MIN_BLEU}); first "
-        f"hypotheses: {hypotheses[:3]}\nlog tail:\n{run.log[-2000:]}")
+        f"{name} reproduces its training data at BLEU {score:.1f} (< {MIN_BLEU}); "
+        f"{mismatches(hypotheses, references)}\nlog tail:\n{run.log[-2000:]}")
+
+
+def mismatches(hypotheses: list[str], references: list[str], shown: int = 5) -> str:
+    """The first few lines whose hypothesis is not its (detokenized) reference."""
+    plain = [detokenize(r, "en") for r in references]
+    wrong = [(i, h, r) for i, (h, r) in enumerate(zip(hypotheses, plain, strict=True)) if h != r]
+    lines = [f"  line {i + 1}: {h!r} (reference {r!r})" for i, h, r in wrong[:shown]]
+    return f"{len(wrong)} of {len(references)} lines differ, first:\n" + "\n".join(lines)
 
 
 def test_transformer_memorises(plan, pairs, device, tmp_path):
@@ -333,4 +345,12 @@ def test_concatenation_model_memorises(plan, pairs, device, tmp_path):
     model = train(run, data, options, device)
     hypotheses = decode(run, data, model, plan.documents.decode_options(CONCAT), device,
                         concat_separator=DEFAULT_SEPARATOR)
+    if device.options.get("fp16"):
+        # The fp16 model decoded in fp32 as well: tells a training fault from a decoding one
+        # (an H100 run decoded some documents' wrong sentence in fp16, fp32 training did not).
+        copy = shutil.copyfile(model, run.root / "model-fp32-decoding.pt")
+        in_fp32 = decode(run, data, str(copy), plan.documents.decode_options(CONCAT),
+                         DEVICES["cuda-fp32"], concat_separator=DEFAULT_SEPARATOR)
+        report("concat (fp16 model, fp32 decoding)", run, bleu(in_fp32, run.references),
+               device)
     check("concat", run, hypotheses, device)
