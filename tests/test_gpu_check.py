@@ -84,3 +84,13 @@ def test_summary_shows_every_figure_and_failure(tmp_path):
 def _write(path, text):
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def test_earlier_models_are_found_by_kind(tmp_path):
+    for name in ("transformer", "glat", "dat"):
+        (tmp_path / name).mkdir()
+    for name in ("transformer", "glat"):
+        (tmp_path / name / "model.pt").write_bytes(b"x")
+    assert gpu_check.earlier_models(tmp_path) == {
+        "transformer": str(tmp_path / "transformer" / "model.pt"),
+        "glat": str(tmp_path / "glat" / "model.pt")}
