@@ -45,6 +45,16 @@ def test_word_statistics_by_hand():
     assert with_stops.tolist() == [[0, 0, 0, 1, 1, 1, 0, 0, 0]]
 
 
+def test_bucket_words_list_each_buckets_first_sentences_by_hand():
+    refs = [["the", "cat", "sat", "on", "the", "mat", "."], ["a", "dog"], ["the", "end"]]
+    # bucket 0 (unseen): sat (line 1), dog (2), end (3); bucket 1: cat, mat (line 1);
+    # bucket 2: the (once), on (line 1), a (2), the (3); "." is no word
+    found = analysis.bucket_words(refs, HAND)
+    assert found == [[(1, ["sat"]), (2, ["dog"]), (3, ["end"])], [(1, ["cat", "mat"])],
+                     [(1, ["the", "on"]), (2, ["a"]), (3, ["the"])]]
+    assert analysis.bucket_words(refs, HAND, shown=1)[0] == [(1, ["sat"])]
+
+
 def test_length_rows_by_hand():
     refs = [["w"] * n for n in (3, 10, 19, 60, 75)]
     assert analysis.length_rows(refs) == [[0], [1, 2], [], [], [], [], [3, 4]]

@@ -61,39 +61,151 @@ def _inline(text: str) -> str:
     return _CODE.sub(lambda m: f"<code>{m.group(1)}</code>", html.escape(text))
 
 
-def _cell(text: str, column: str) -> str:
+def _cell(text: str, column: str, toggle: str | None = None) -> str:
     classes = []
     if _NUMBER.match(text.strip()):
         classes.append("num")
     if column.startswith("paper"):
         classes.append("paper")
     attribute = f' class="{" ".join(classes)}"' if classes else ""
-    return f"<td{attribute}>{html.escape(text) if text.strip() else '—'}</td>"
+    shown = html.escape(text) if text.strip() else "—"
+    if toggle:  # a click anywhere on the row's cells opens (or closes) its sentences
+        shown = f'<label for="{toggle}" class="opens">{shown}</label>'
+    return f"<td{attribute}>{shown}</td>"
+
+
+def _body(header: Sequence[str], rows: Sequence[Sequence[str]], sentences: dict | None
+          ) -> str:
+    """The table's rows; with ``sentences``, each run of rows naming one group opens that
+    group's sentences in a row below the run (its cells are labels of the run's toggle)."""
+    groups = sentences["groups"] if sentences else {}
+    keys = [row_group(header, row) if sentences else None for row in rows]
+    keys = [key if key in groups else None for key in keys]
+    out, runs = [], 0
+    for i, row in enumerate(rows):
+        toggle = f"drill-{runs}" if keys[i] else None
+        out.append("<tr>" + "".join(_cell(text, column, toggle) for text, column
+                                    in zip(row, header, strict=False)) + "</tr>")
+        if keys[i] and (i + 1 == len(rows) or keys[i + 1] != keys[i]):
+            out.append(f'<tr class="drill"><td colspan="{len(header)}">'
+                       f'<input type="checkbox" class="drill-toggle" id="{toggle}">'
+                       f'<div class="sentences" data-group="{html.escape(keys[i])}">'
+                       f"{drill_html(groups[keys[i]], sentences)}</div></td></tr>")
+            runs += 1
+    return "\n".join(out)
 
 
 def table_html(title: str, header: Sequence[str], rows: Sequence[Sequence[str]],
-               notes: Sequence[str] = ()) -> str:
+               notes: Sequence[str] = (), sentences: dict | None = None) -> str:
     """One self-contained HTML page: the title, the table (empty cells as a dash, the
-    paper's columns greyed) and the notes."""
+    paper's columns greyed) and the notes; with a sentences record, the rows it covers open
+    their sentences (:func:`row_group`)."""
     head = "".join(f'<th{" class=paper" if c.startswith("paper") else ""}>{html.escape(c)}</th>'
                    for c in header)
-    body = "\n".join("<tr>" + "".join(_cell(text, column) for text, column
-                                      in zip(row, header, strict=False)) + "</tr>"
-                     for row in rows)
+    body = _body(header, rows, sentences)
     items = "\n".join(f"<li>{_inline(note)}</li>" for note in notes)
+    style = STYLE + (DRILL_STYLE if sentences else "")
     return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-            f"<title>{html.escape(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
+            f"<title>{html.escape(title)}</title>\n<style>{style}</style>\n</head>\n<body>\n"
             f"<h1>{html.escape(title)}</h1>\n"
             f'<table class="phenomt-table">\n<thead><tr>{head}</tr></thead>\n'
             f"<tbody>\n{body}\n</tbody>\n</table>\n"
             + (f"<ul>\n{items}\n</ul>\n" if notes else "") + "</body>\n</html>\n")
 
 
+# --------------------------------------------------------------------------- drill-down
+# A row whose cells name a group of the test set's sentences record (``phenomt systems
+# sentences``) opens that group's sentences below it: every cell of the row is a label of a
+# hidden checkbox, so the page needs no script (Snakemake's report shows it in a frame).
+
+DRILL_STYLE = """
+label.opens { cursor: pointer; text-decoration: underline dotted #999; }
+tr.drill > td { padding: 0; border: none; }
+input.drill-toggle { display: none; }
+input.drill-toggle:not(:checked) + div.sentences { display: none; }
+div.sentences { padding: 6px 10px; background: #fafafa; border: 1px solid #ccc; }
+div.sentence { margin-bottom: 8px; } div.sentence dt { color: #666; float: left; width: 11em; }
+div.sentence dd { margin-left: 11.5em; } mark { background: #ffe08a; }
+"""
+_STARRED = re.compile(r"(?<!\S)\*(\S+?)\*(?!\S)")
+#: The analyses' bucket kinds by the "analysis" column of the buckets table.
+_BUCKET_KINDS = {"word F by frequency": "frequency", "BLEU by reference length": "length"}
+
+
+def row_group(header: Sequence[str], row: Sequence[str]) -> str | None:
+    """The sentences group a table row names (:func:`phenomt.systems.sentences.group_key`):
+    its challenge set, its line, or its analysis bucket."""
+    cells = dict(zip(header, row, strict=False))
+    if cells.get("set"):
+        return f"set:{cells['set']}"
+    if cells.get("line"):
+        return f"line:{cells['line']}"
+    kind = _BUCKET_KINDS.get(cells.get("analysis", ""))
+    if kind and cells.get("bucket"):
+        return f"{kind}:{cells['bucket']}"
+    return None
+
+
+def _marked(text: str) -> str:
+    """A marked source (``*word*`` tokens) as HTML with the words in ``<mark>``."""
+    return _STARRED.sub(lambda m: f"<mark>{m.group(1)}</mark>", html.escape(text))
+
+
+def _with_words(text: str, words: Sequence[str]) -> str:
+    """``text`` as HTML with every whole occurrence of ``words`` in ``<mark>``."""
+    if not words:
+        return html.escape(text)
+    pattern = re.compile(r"(?<!\w)(" + "|".join(re.escape(w) for w in
+                                                 sorted(words, key=len, reverse=True))
+                         + r")(?!\w)")
+    out, last = [], 0
+    for match in pattern.finditer(text):
+        out += [html.escape(text[last:match.start()]),
+                f"<mark>{html.escape(match.group(0))}</mark>"]
+        last = match.end()
+    return "".join(out) + html.escape(text[last:])
+
+
+def drill_html(group: dict, record: dict) -> str:
+    """The sentences of one group: per line its source (the phenomenon marked), reference
+    (a bucket's words marked) and every system's output."""
+    lines = group["lines"]
+    size = group.get("size")
+    count = (f"{len(lines)} of {size} sentences" if size is not None and size > len(lines)
+             else f"{len(lines)} sentences" if size is not None
+             else f"the first {len(lines)} sentences")
+    parts = [f"<p><b>{html.escape(group['label'])}</b>: {count}"
+             + (f"; {html.escape(group['marking'])}" if group.get("marking") else "")
+             + ".</p>"]
+    for line in lines:
+        text = record["texts"][str(line)]
+        marked = group.get("marked_source", {}).get(str(line))
+        words = group.get("reference_words", {}).get(str(line), [])
+        rows = [("source", _marked(marked) if marked else html.escape(text["source"])),
+                ("reference", _with_words(text["reference"], words))]
+        rows += [(system, html.escape(hyp)) for system, hyp in text["hypotheses"].items()]
+        items = "".join(f"<dt>{html.escape(name)}</dt><dd>{value}</dd>" for name, value in rows)
+        parts.append(f'<div class="sentence" data-line="{line}"><p>line {line}</p>'
+                     f"<dl>{items}</dl></div>")
+    return "\n".join(parts)
+
+
+def load_sentences(path: str | os.PathLike[str]) -> dict:
+    """A ``phenomt systems sentences`` record."""
+    from phenomt.core.tables import load_json
+
+    record = load_json(path)
+    if record.get("schema") != "phenomt.systems.sentences/1":
+        raise InputError(path, "not a record of `phenomt systems sentences`")
+    return record
+
+
 def _table_command(args: argparse.Namespace) -> int:
     title, notes = markdown_parts(args.md)
     header, rows = read_rows(args.csv)
+    sentences = load_sentences(args.sentences) if args.sentences else None
     with atomic_write(args.output) as out:
-        out.write(table_html(title, header, rows, notes))
+        out.write(table_html(title, header, rows, notes, sentences))
     print(f"{args.output}: {len(rows)} rows")
     return 0
 
@@ -103,4 +215,6 @@ def register_cli(tree) -> None:
                  "Snakemake report", _table_command)
     p.add_argument("--csv", required=True, help="the table's CSV file")
     p.add_argument("--md", required=True, help="its Markdown file (title and notes)")
+    p.add_argument("--sentences", help="the test set's `phenomt systems sentences` record: "
+                   "rows naming its challenge sets, buckets or lines open their sentences")
     p.add_argument("--output", required=True, help="the HTML page")

@@ -54,6 +54,8 @@ MAX_NGRAM = 4
 NGRAMS_SHOWN = 20
 SMOOTHING = 1.0
 EXAMPLES = 10
+#: Sentences of a bucket the record lists for the report to show (the first ones, by line).
+BUCKET_LINES = 20
 
 
 # --------------------------------------------------------------------------- buckets
@@ -152,6 +154,22 @@ def word_statistics(hypotheses: Sequence[Sequence[str]], references: Sequence[Se
     return rows
 
 
+def bucket_words(references: Sequence[Sequence[str]], frequencies: Frequencies,
+                 shown: int = BUCKET_LINES) -> list[list[tuple[int, list[str]]]]:
+    """Per frequency bucket, the first ``shown`` sentences (1-based lines) whose reference has
+    words in it, each with those words (once each, in reference order): what a reader checks
+    a bucket's value against."""
+    found: list[list[tuple[int, list[str]]]] = [[] for _ in range(len(frequencies.cutoffs) + 1)]
+    for row, ref in enumerate(references):
+        per_bucket: dict[int, list[str]] = {}
+        for word in dict.fromkeys(t for t in ref if is_word(t)):
+            per_bucket.setdefault(frequencies.bucket(word), []).append(word)
+        for b, listed in per_bucket.items():
+            if len(found[b]) < shown:
+                found[b].append((row + 1, listed))
+    return found
+
+
 def f_measure(totals: np.ndarray) -> float:
     """F (percent) of one bucket's summed (matched, reference, hypothesis) words; NaN where
     the bucket has no word on either side."""
@@ -220,13 +238,15 @@ def frequency_buckets(engine: resample.Resampler, tokens: Mapping[str, list[list
                       baseline: str) -> dict:
     """Word F-measure per frequency bucket of every system."""
     stats = {s: word_statistics(t, references, frequencies) for s, t in tokens.items()}
+    words = bucket_words(references, frequencies)
     buckets = []
     for b, label in enumerate(bucket_labels(frequencies.cutoffs)):
         columns = {s: st[:, 3 * b:3 * b + 3] for s, st in stats.items()}
         counts = {s: {"matched": int(c[:, 0].sum()), "ref_words": int(c[:, 1].sum()),
                       "hyp_words": int(c[:, 2].sum())} for s, c in columns.items()}
         buckets.append({"bucket": label,
-                        "systems": _cells(engine, f_measure, columns, baseline, None, counts)})
+                        "systems": _cells(engine, f_measure, columns, baseline, None, counts),
+                        "lines": {str(line): found for line, found in words[b]}})
     _adjust(buckets, list(tokens))
     return {"frequencies": frequencies.description, "buckets": buckets}
 
@@ -240,14 +260,15 @@ def length_buckets(engine: resample.Resampler, bleu_stats: Mapping[str, np.ndarr
     for label, rows in zip(bucket_labels(LENGTH_CUTOFFS), length_rows(references),
                            strict=True):
         if not rows:
-            buckets.append({"bucket": label, "sentences": 0, "systems": {
+            buckets.append({"bucket": label, "sentences": 0, "lines": [], "systems": {
                 s: {"score": None, "ci": None, "difference": None, "difference_ci": None,
                     "p_value": None, "p_adjusted": None} for s in bleu_stats}})
             continue
         counts = {s: {} for s in bleu_stats}
         buckets.append({"bucket": label, "sentences": len(rows),
                         "systems": _cells(engine, bleu.score, bleu_stats, baseline, rows,
-                                          counts)})
+                                          counts),
+                        "lines": [r + 1 for r in rows[:BUCKET_LINES]]})
     _adjust(buckets, list(bleu_stats))
     return {"reference_tokens": "sacreBLEU tokens of the BLEU tokenizer",
             "signature": bleu.signature(), "buckets": buckets}

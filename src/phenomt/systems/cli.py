@@ -154,6 +154,39 @@ def _analyse_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _sentences_command(args: argparse.Namespace) -> int:
+    from phenomt.systems import analysis, sentences
+
+    names = [name for name, _ in args.hyp]
+    if len(set(names)) != len(names):
+        args.systems_parser.error(f"--hyp: a system named twice among {', '.join(names)}")
+    set_names = [name for name, _ in args.set]
+    if len(set(set_names)) != len(set_names):
+        args.systems_parser.error(f"--set: a set named twice among {', '.join(set_names)}")
+    references = read_text(args.ref)
+    sources = read_text(args.src)
+    check_line_count(args.src, len(sources), len(references), args.ref)
+    hypotheses = {name: read_output(path, args.ref, warn=False).lines
+                  for name, path in args.hyp}
+    record = None
+    if args.analysis:
+        record = load_json(args.analysis)
+        if record.get("schema") != analysis.SCHEMA:
+            raise InputError(args.analysis, f"not a record of `phenomt systems analyse` "
+                                            f"({analysis.SCHEMA})")
+    sets = {name: sentences.read_set(prefix) for name, prefix in args.set}
+    try:
+        found = sentences.sentences_record(
+            testset=args.testset, sources=sources, references=references,
+            hypotheses=hypotheses, sets=sets, analysis=record, shown=args.shown)
+    except ValueError as err:
+        args.systems_parser.error(str(err))
+    write_json(args.output, found)
+    print(f"{args.testset}: {len(found['groups'])} groups of sentences, "
+          f"{len(found['texts'])} lines -> {args.output}")
+    return 0
+
+
 def _analysis_table_command(args: argparse.Namespace) -> int:
     from phenomt.systems import analysis
 
@@ -479,6 +512,24 @@ def register_cli(tree) -> None:
                         "buckets (default: the wordfreq list of the language)")
     p.add_argument("--samples", type=positive_int, default=1000)
     p.add_argument("--seed", type=positive_int, default=scores.DEFAULT_SEED)
+    p.add_argument("--output", required=True)
+    p.set_defaults(systems_parser=p)
+
+    p = tree.add("systems sentences", "The sentences behind a test set's challenge-set, "
+                 "bucket and example cells (source, reference, every output, the phenomenon "
+                 "marked), for the report's drill-down", _sentences_command)
+    p.add_argument("--testset", required=True)
+    p.add_argument("--hyp", nargs="+", action="extend", required=True, type=named_file,
+                   metavar="SYSTEM=FILE", help="every system's output")
+    p.add_argument("--ref", required=True)
+    p.add_argument("--src", required=True)
+    p.add_argument("--set", nargs="+", action="extend", default=[], type=named_file,
+                   metavar="NAME=PREFIX",
+                   help="a challenge set: its PREFIX.ids and PREFIX.src_marked files")
+    p.add_argument("--analysis", help="the test set's `phenomt systems analyse` record "
+                                      "(its buckets and examples)")
+    p.add_argument("--shown", type=positive_int, default=20,
+                   help="sentences shown per challenge set (default 20)")
     p.add_argument("--output", required=True)
     p.set_defaults(systems_parser=p)
 

@@ -697,15 +697,15 @@ def ldd_distance_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str,
     for phenomenon, names in by_phenomenon.items():
         for name in names:
             entry = records[0]["sets"][name]
-            rows.append({"phenomenon": phenomenon, "distance": bin_title(entry["bin"]),
-                         "sentences": entry["sentences"],
+            rows.append({"set": name, "phenomenon": phenomenon,
+                         "distance": bin_title(entry["bin"]), "sentences": entry["sentences"],
                          **{r["system"]: _ldd_bleu_cell(r["sets"][name], delta=False)
                             for r in records}})
         ranked = [n for n in names if not parse_bin(records[0]["sets"][n]["bin"]).exact]
         distances = {n: float(parse_bin(records[0]["sets"][n]["bin"]).distance)
                      for n in ranked}
-        row = {"phenomenon": phenomenon, "distance": "Spearman ρ (BLEU, distance)",
-               "sentences": None}
+        row = {"set": None, "phenomenon": phenomenon,
+               "distance": "Spearman ρ (BLEU, distance)", "sentences": None}
         for record in records:
             bleu = {n: record["sets"][n]["bleu"]["score"] for n in ranked
                     if record["sets"][n]["bleu"] is not None}
@@ -721,8 +721,8 @@ def ldd_distance_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str,
                     "minimum distance (All = 0, ≥k = k) over the bins shown (n): from at most "
                     "four nested sets it is only indicative, so no p-value is given.")
     # object columns: a count beside the ρ rows' empty cell stays a count
-    frame = pd.DataFrame(rows, columns=["phenomenon", "distance", "sentences", *systems],
-                         dtype=object)
+    frame = pd.DataFrame(rows, columns=["set", "phenomenon", "distance", "sentences",
+                                        *systems], dtype=object)
     shown = [name for names in by_phenomenon.values() for name in names]
     return frame, notes + intervals.notes(_ldd_misses(records, shown, False))
 

@@ -1,0 +1,152 @@
+"""The report's drill-down: the sentences behind a challenge-set, bucket or example cell
+(``phenomt systems sentences``) and their HTML under the table's rows, clicked open in a real
+headless browser."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from phenomt.core import report
+from phenomt.core.io import InputError
+from phenomt.systems import sentences
+
+SOURCES = ["Er ruft sie an .", "Sie sieht ihn .", "Er gibt es auf ."]
+REFERENCES = ["He calls her.", "She sees him.", "He gives it up."]
+HYPOTHESES = {"A": ["He phones her.", "She sees him.", "He quits."],
+              "B": ["He calls her up.", "She looks at him.", "He gives up."]}
+
+
+def _sets(tmp_path: Path) -> dict[str, str]:
+    """A particle set of lines 1 and 3 (head and particle starred), as extraction writes it."""
+    prefix = tmp_path / "particle.all"
+    Path(f"{prefix}.ids").write_text("1\n3\n", encoding="utf-8")
+    Path(f"{prefix}.src_marked").write_text("Er *ruft* sie *an* .\nEr *gibt* es *auf* .\n",
+                                            encoding="utf-8")
+    return {"particle.all": str(prefix)}
+
+
+ANALYSIS = {
+    "length": {"buckets": [{"bucket": "<10", "sentences": 3, "lines": [1, 2, 3]},
+                           {"bucket": "[10, 20)", "sentences": 0, "lines": []}]},
+    "frequency": {"frequencies": "hand", "buckets": [
+        {"bucket": "<1", "lines": {"3": ["gives"], "1": ["calls"]}}]},
+    "examples": {"systems": {"B": {"system_better": [{"line": 3}],
+                                   "baseline_better": [{"line": 2}]}}},
+}
+
+
+def test_the_record_lists_each_groups_lines_and_their_texts_once(tmp_path):
+    sets = {name: sentences.read_set(prefix) for name, prefix in _sets(tmp_path).items()}
+    record = sentences.sentences_record(testset="toy", sources=SOURCES, references=REFERENCES,
+                                        hypotheses=HYPOTHESES, sets=sets, analysis=ANALYSIS,
+                                        shown=1)
+    groups = record["groups"]
+    # the set keeps its size (2) and shows its first line (shown=1) with its marked source
+    assert groups["set:particle.all"]["size"] == 2
+    assert groups["set:particle.all"]["lines"] == [1]
+    assert groups["set:particle.all"]["marked_source"] == {"1": "Er *ruft* sie *an* ."}
+    assert groups["length:<10"]["lines"] == [1, 2, 3]
+    assert groups["length:[10, 20)"]["lines"] == []
+    assert groups["frequency:<1"]["lines"] == [1, 3]  # in line order
+    assert groups["frequency:<1"]["reference_words"] == {"3": ["gives"], "1": ["calls"]}
+    assert set(groups) >= {"line:2", "line:3"}
+    assert sorted(record["texts"], key=int) == ["1", "2", "3"]
+    assert record["texts"]["3"] == {"source": SOURCES[2], "reference": REFERENCES[2],
+                                    "hypotheses": {"A": "He quits.", "B": "He gives up."}}
+
+
+def test_bad_set_files_and_lines_beyond_the_test_set_are_refused(tmp_path):
+    prefix = tmp_path / "bad"
+    Path(f"{prefix}.ids").write_text("1\nx\n", encoding="utf-8")
+    Path(f"{prefix}.src_marked").write_text("a\nb\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"bad\.ids:2: 'x' is not a line number"):
+        sentences.read_set(prefix)
+    Path(f"{prefix}.ids").write_text("1\n", encoding="utf-8")
+    with pytest.raises(InputError, match="2 lines, but"):
+        sentences.read_set(prefix)
+    with pytest.raises(ValueError, match="line 9 beyond the test set's 3 lines"):
+        sentences.sentences_record(testset="toy", sources=SOURCES, references=REFERENCES,
+                                   hypotheses=HYPOTHESES, sets={"s": ([9], ["x"])})
+    with pytest.raises(ValueError, match="A: 2 lines for 3"):
+        sentences.sentences_record(testset="toy", sources=SOURCES, references=REFERENCES,
+                                   hypotheses={"A": HYPOTHESES["A"][:2]})
+
+
+def test_rows_name_their_groups():
+    assert report.row_group(["set", "sentences", "A"], ["particle.ge1", "79", "35.8"]) == \
+        "set:particle.ge1"
+    assert report.row_group(["system", "line", "source"], ["B", "629", "x"]) == "line:629"
+    header = ["analysis", "bucket", "size", "system"]
+    assert report.row_group(header, ["word F by frequency", "<1", "240", "A"]) == \
+        "frequency:<1"
+    assert report.row_group(header, ["BLEU by reference length", "[10, 20)", "9", "A"]) == \
+        "length:[10, 20)"
+    assert report.row_group(["set", "A"], ["", "1"]) is None  # the Spearman rows
+    assert report.row_group(["phenomenon", "A"], ["particle", "1"]) is None
+
+
+def test_marked_words_are_escaped_and_highlighted():
+    assert report._marked("Er *ruft* sie *an* <b> * .") == \
+        "Er <mark>ruft</mark> sie <mark>an</mark> &lt;b&gt; * ."
+    assert report._with_words("He gives it up; gives.", ["gives", "up"]) == \
+        "He <mark>gives</mark> it <mark>up</mark>; <mark>gives</mark>."
+    assert report._with_words("a<b", []) == "a&lt;b"
+
+
+def _page(tmp_path: Path) -> Path:
+    """A challenge-set table (two rows of one set, a row of none) with its sentences."""
+    sets = {name: sentences.read_set(prefix) for name, prefix in _sets(tmp_path).items()}
+    record = sentences.sentences_record(testset="toy", sources=SOURCES, references=REFERENCES,
+                                        hypotheses=HYPOTHESES, sets=sets)
+    (tmp_path / "sentences.json").write_text(json.dumps(record), "utf-8")
+    (tmp_path / "t.csv").write_text("set,metric,A,B\nfull test set,BLEU,30.1,29.0\n"
+                                    "particle.all,BLEU,20.0,25.0\nparticle.all,chrF,50.0,51.0\n",
+                                    encoding="utf-8")
+    (tmp_path / "t.md").write_text("# Toy challenge sets\n\n| x |\n\n- a note\n", "utf-8")
+    page = tmp_path / "t.html"
+    done = subprocess.run([sys.executable, "-m", "phenomt.cli", "report", "table", "--csv",
+                           str(tmp_path / "t.csv"), "--md", str(tmp_path / "t.md"),
+                           "--sentences", str(tmp_path / "sentences.json"), "--output",
+                           str(page)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return page
+
+
+def test_one_drill_row_per_run_of_rows_of_a_group(tmp_path):
+    text = _page(tmp_path).read_text(encoding="utf-8")
+    assert text.count('class="drill"') == 1
+    assert text.count('<label for="drill-0"') == 8  # both rows' four cells
+    assert "<mark>ruft</mark>" in text and "He gives up." in text
+
+
+def test_a_click_on_a_cell_opens_its_sentences_in_a_browser(tmp_path, monkeypatch):
+    from selenium.webdriver.common.by import By
+
+    from tests.test_report import browser_paths, click, open_browser, wait_for
+
+    chromium, driver_path = browser_paths()
+    monkeypatch.setenv("SE_OFFLINE", "true")
+    page = _page(tmp_path)
+    driver = open_browser(chromium, driver_path)
+    try:
+        driver.get(page.as_uri())
+        panel = driver.find_element(By.CSS_SELECTOR, 'div.sentences[data-group="set:particle.all"]')
+        assert not panel.is_displayed()
+        click(driver, (By.XPATH, "//label[normalize-space(text())='25.0']"))
+        wait_for(driver, "document.querySelector('div.sentences').offsetHeight > 0")
+        assert panel.is_displayed()
+        shown = panel.text
+        for expected in ("line 1", "line 3", "He calls her.", "He phones her.",
+                         "He gives up.", "He quits."):
+            assert expected in shown
+        marks = [m.text for m in panel.find_elements(By.TAG_NAME, "mark")]
+        assert marks == ["ruft", "an", "gibt", "auf"]
+        click(driver, (By.XPATH, "//label[normalize-space(text())='chrF']"))  # closes again
+        wait_for(driver, "document.querySelector('div.sentences').offsetHeight === 0")
+    finally:
+        driver.quit()
