@@ -9,6 +9,7 @@ rule report_table_ldd:
     localrule: True
     input:
         **PLAN.table_files("{table}"),
+        sentences=lambda w: PLAN.report.sentences(w.table),
     output:
         report(
             f"{OUT}/report/ldd/{{table}}.html",
@@ -21,14 +22,15 @@ rule report_table_ldd:
         table="[^/]+",
     params:
         caption=lambda w: PLAN.report.caption(w.table),
+        extra=lambda w: PLAN.report.sentences_args(w.table),
         scale=lambda w: PLAN.report.scale("ldd"),
     log:
         f"{OUT}/logs/report/{{table}}.log",
     conda:
         ENV
     shell:
-        "phenomt report table --csv {input.csv:q} --md {input.md:q} --output {output:q}"
-        " > {log:q} 2>&1"
+        "phenomt report table --csv {input.csv:q} --md {input.md:q} {params.extra}"
+        " --output {output:q} > {log:q} 2>&1"
 
 
 use rule report_table_ldd as report_table_nat with:
@@ -42,6 +44,7 @@ use rule report_table_ldd as report_table_nat with:
         ),
     params:
         caption=lambda w: PLAN.report.caption(w.table),
+        extra=lambda w: PLAN.report.sentences_args(w.table),
         scale=lambda w: PLAN.report.scale("nat"),
 
 
@@ -56,6 +59,7 @@ use rule report_table_ldd as report_table_lexcons with:
         ),
     params:
         caption=lambda w: PLAN.report.caption(w.table),
+        extra=lambda w: PLAN.report.sentences_args(w.table),
         scale=lambda w: PLAN.report.scale("lexcons"),
 
 
@@ -70,6 +74,7 @@ use rule report_table_ldd as report_table_systems with:
         ),
     params:
         caption=lambda w: PLAN.report.caption(w.table),
+        extra=lambda w: PLAN.report.sentences_args(w.table),
         scale=lambda w: PLAN.report.scale("systems"),
 
 
@@ -84,6 +89,7 @@ use rule report_table_ldd as report_table_data with:
         ),
     params:
         caption=lambda w: PLAN.report.caption(w.table),
+        extra=lambda w: PLAN.report.sentences_args(w.table),
         scale=lambda w: PLAN.report.scale("data"),
 
 

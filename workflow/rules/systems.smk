@@ -191,6 +191,25 @@ rule systems_analysis:
         "phenomt systems analyse {params.args} --output {output:q} > {log:q} 2>&1"
 
 
+# The sentences behind a test set's challenge-set, bucket and example cells, which the
+# report's table views open on a click.
+rule systems_sentences:
+    input:
+        lambda w: PLAN.systems.sentences_inputs(w.testset),
+    output:
+        f"{OUT}/systems/{{testset}}/sentences.json",
+    wildcard_constraints:
+        testset="[^/]+",
+    params:
+        args=lambda w: PLAN.systems.sentences_args(w.testset),
+    log:
+        f"{OUT}/logs/systems_sentences/{{testset}}.log",
+    conda:
+        ENV
+    shell:
+        "phenomt systems sentences {params.args} --output {output:q} > {log:q} 2>&1"
+
+
 rule table_systems_analysis:
     localrule: True
     input:

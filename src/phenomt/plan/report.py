@@ -9,10 +9,16 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
+from phenomt.plan.args import shell_args
 from phenomt.plan.tables import CHAPTERS, spec
 
 if TYPE_CHECKING:
     from phenomt.plan import Plan
+
+#: Given-systems tables whose rows name challenge sets, buckets or lines of a test set.
+DRILL_TABLES = frozenset({"systems_ldd_table4", "systems_ldd_table5", "systems_ldd_table6",
+                          "systems_ldd_metrics", "systems_buckets", "systems_examples"})
+
 
 def paper_of(name: str) -> str:
     """The report chapter of a table: its declaration's (``ldd_table4`` → ``ldd``)."""
@@ -55,6 +61,18 @@ class ReportPlan:
         names = [PurePosixPath(f).name.removesuffix(".csv") for f in self.plan.tables()
                  if f.endswith(".csv") and f.removesuffix(".csv") + ".md" in files]
         return [self.view(n) for n in names]
+
+    def sentences(self, table: str) -> list[str]:
+        """The sentences record a given-systems table of one test set opens its cells from
+        (``systems_ldd_table4.<test set>``, ``systems_buckets.<test set>``, ...), if any."""
+        stem, _, testset = table.partition(".")
+        if stem not in DRILL_TABLES or testset not in self.plan.systems.sentences_testsets:
+            return []
+        return [self.plan.systems.sentences_json(testset)]
+
+    def sentences_args(self, table: str) -> str:
+        found = self.sentences(table)
+        return shell_args([("--sentences", found[0])]) if found else ""
 
     def inputs(self) -> list[str]:
         """Everything the report shows: the run's targets and the table views."""

@@ -517,6 +517,40 @@ class SystemsPlan(SectionPlan):
             ("--freq-corpus", freq[0] if freq else None),
             ("--samples", self.section["samples"]), ("--seed", self.section["seed"])])
 
+    # --- the sentences behind the cells, for the report's drill-down -------------------------
+    @property
+    def sentences_testsets(self) -> list[str]:
+        """Test sets with challenge sets or analyses: their cells open their sentences."""
+        covered = set(self.ldd_testsets) | set(self.analysis_testsets)
+        return [t for t in self.testsets if t in covered]
+
+    def sentences_json(self, testset: str) -> str:
+        return f"{self.dir(testset)}/sentences.json"
+
+    def _drill_sets(self, testset: str) -> list[tuple[str, str]]:
+        if testset not in self.ldd_testsets:
+            return []
+        return [(s, self._set_prefix(testset, s)) for s in self.ldd_sets(testset)]
+
+    def sentences_inputs(self, testset: str) -> list[str]:
+        """Every output, source and reference; each challenge set's ids and marked source;
+        the analysis record, when the test set has one."""
+        sets = [f"{prefix}{ext}" for _, prefix in self._drill_sets(testset)
+                for ext in (".ids", ".src_marked")]
+        analysis = [self.analysis_json(testset)] if testset in self.analysis_testsets else []
+        return [*(self.hyp(testset, s) for s in self.systems(testset)), self.source(testset),
+                self.reference(testset), *sets, *analysis]
+
+    def sentences_args(self, testset: str) -> str:
+        analysis = self.analysis_json(testset) if testset in self.analysis_testsets else None
+        return shell_args([
+            ("--testset", testset),
+            ("--hyp", [f"{s}={self.hyp(testset, s)}" for s in self.systems(testset)]),
+            ("--src", self.source(testset)), ("--ref", self.reference(testset)),
+            ("--set", [f"{name}={prefix}" for name, prefix in self._drill_sets(testset)]
+             or None),
+            ("--analysis", analysis)])
+
     def analysis_tables(self) -> list[str]:
         return table_file_list(self.out, [f"systems_{kind}.{t}" for t in self.analysis_testsets
                                           for kind in ANALYSIS_TABLES])
