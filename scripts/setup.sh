@@ -24,5 +24,5 @@ else
   step "fairseq already installed"
 fi
 step "installing phenomt and its dependencies (pip's note that fairseq-fixed wants torchaudio is expected: see README)"
-$PIP install -q $C -e '.[dev]'
+$PIP install -q $C -e '.[dev,comet]'
 step "done: $("$VENV/bin/phenomt" --version), torch $("$VENV/bin/python" -c 'import torch; print(torch.__version__)')"

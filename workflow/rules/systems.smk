@@ -11,7 +11,7 @@ rule systems_score:
         ref=lambda w: PLAN.systems.reference(w.testset),
         baseline=lambda w: PLAN.systems.baseline_inputs(w.testset, w.sysname),
         mask=lambda w: PLAN.systems.mask(w.testset),
-        ltcr=lambda w: PLAN.systems.score_inputs(w.testset),
+        metric_inputs=lambda w: PLAN.systems.score_inputs(w.testset),
     output:
         f"{OUT}/systems/{{testset}}/{{sysname}}.bleu.json",
     wildcard_constraints:
@@ -148,6 +148,7 @@ rule systems_ldd_score:
         ref=lambda w: PLAN.systems.reference(w.testset),
         sets=lambda w: PLAN.systems.ldd_set_files(w.testset),
         src=lambda w: PLAN.systems.ldd_source_inputs(w.testset),
+        metric_inputs=lambda w: PLAN.systems.ldd_metric_inputs(),
     output:
         f"{OUT}/systems/{{testset}}/{{sysname}}.ldd.json",
     wildcard_constraints:

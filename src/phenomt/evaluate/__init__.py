@@ -148,6 +148,7 @@ class Request:
     docids: Path | None = None
     latex: bool = False
     freq_corpus: Path | None = None
+    comet_model: Path | None = None
 
 
 def testset_name(ref: Path, src: str, tgt: str) -> str:
@@ -232,6 +233,8 @@ def evaluate_config(request: Request, origins: dict[str, Path] | None = None,
                                                    align_extra=list(request.align_extra))
         # catalogued corpora the LTCR aligner trains on beside the test set
         config["corpora"].update({corpus: {} for corpus in request.align_extra})
+    if request.comet_model is not None:  # read in place: a COMET model is gigabytes
+        config["systems"]["comet_model"] = str(request.comet_model)
     if request.freq_corpus is not None:
         config["downloads"][f"{name}.freq"] = {"url": None, "mirror": str(request.freq_corpus)}
         config["systems"]["testsets"][name]["freq_download"] = f"{name}.freq"
@@ -431,6 +434,24 @@ def check_align_extra(corpora: Sequence[str], langs: tuple[str, str]) -> None:
                                               f"not of {langs[0]}-{langs[1]}")
 
 
+def check_comet(metrics: Sequence[str], model: str | None) -> Path | None:
+    """The COMET model folder, checked, when ``comet`` is among the metrics: the extra must
+    be installed and the folder hold a COMET checkpoint."""
+    from phenomt.core.metrics import comet
+
+    if model is not None and "comet" not in metrics:
+        raise InputError("--comet-model", "add comet to --metrics to score with it")
+    if "comet" not in metrics:
+        return None
+    try:
+        comet.require(model)
+    except RuntimeError as err:
+        raise InputError("--metrics", str(err)) from None
+    except (ValueError, FileNotFoundError) as err:
+        raise InputError("--comet-model", str(err)) from None
+    return Path(model).resolve()
+
+
 def prepare(args: argparse.Namespace) -> tuple[Request, Path, dict[str, Any], list[str]]:
     """Every check of ``phenomt evaluate``, writing nothing: the request (the user's files),
     the output folder, the run's config and the warnings to print. Raises InputError."""
@@ -442,6 +463,7 @@ def prepare(args: argparse.Namespace) -> tuple[Request, Path, dict[str, Any], li
         raise InputError("--metrics", "ltcr scores documents: give the test set's document "
                                       "ids with --docids (Zh->En)")
     check_align_extra(args.align_extra, args.langs)
+    comet_model = check_comet(args.metrics, args.comet_model)
     hyps = tuple(args.hyp)
     mirror = find_mirror(str(Path(args.mirror).resolve()) if args.mirror else None,
                          PROJECT_ROOT)
@@ -455,7 +477,8 @@ def prepare(args: argparse.Namespace) -> tuple[Request, Path, dict[str, Any], li
         samples=args.samples, mirror=str(mirror) if mirror else None,
         mqm=Path(args.mqm).resolve() if args.mqm else None,
         docids=Path(args.docids).resolve() if args.docids else None, latex=args.latex,
-        freq_corpus=Path(args.freq_corpus).resolve() if args.freq_corpus else None)
+        freq_corpus=Path(args.freq_corpus).resolve() if args.freq_corpus else None,
+        comet_model=comet_model)
     request = merged_hyps(outdir, request, args.baseline is not None)
     if request.baseline not in dict(request.hyps):
         raise InputError("--baseline", f"{request.baseline!r} is none of the systems "
@@ -634,6 +657,10 @@ def register_cli(tree) -> None:
                         "checkout); needed offline for the LDD sets and --align-extra")
     p.add_argument("--force-langs", action="store_true",
                    help="skip the check of the files' language against --langs")
+    p.add_argument("--comet-model", metavar="DIR",
+                   help="with --metrics ... comet: a downloaded COMET model folder (hparams.yaml, "
+                        "checkpoints/model.ckpt; e.g. Unbabel/wmt22-comet-da), read in place; "
+                        "needs pip install 'phenomt[comet]'")
     p.add_argument("--freq-corpus", metavar="FILE",
                    help="target-language training text (one sentence a line) whose word "
                         "counts make the frequency buckets (default: wordfreq's list of the "

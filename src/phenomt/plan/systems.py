@@ -111,24 +111,44 @@ class SystemsPlan(SectionPlan):
                 if m != "ltcr" or testset in self.ltcr_testsets]
 
     def score_inputs(self, testset: str) -> list[str]:
-        """What a score job reads besides the texts: LTCR's pair set and aligner."""
-        if "ltcr" not in self.score_metrics(testset):
-            return []
-        return [self.ltcr_pairs(testset), self.ltcr_align_model(testset)]
+        """What a score job reads besides the texts: LTCR's pair set and aligner, the COMET
+        checkpoint."""
+        metrics = self.score_metrics(testset)
+        ltcr = ([self.ltcr_pairs(testset), self.ltcr_align_model(testset)]
+                if "ltcr" in metrics else [])
+        return [*ltcr, *self.comet_inputs(metrics)]
 
     def score_args(self, testset: str, system: str) -> str:
         baseline_hyp = self.baseline_inputs(testset, system)
         src, tgt = self._langs(testset)
-        ltcr = self.score_inputs(testset)
+        metrics = self.score_metrics(testset)
+        settings = [f"ltcr.pairs={self.ltcr_pairs(testset)}",
+                    f"ltcr.align_model={self.ltcr_align_dir(testset)}"] \
+            if "ltcr" in metrics else []
+        settings += self.comet_settings(metrics)
         return shell_args([("--target-lang", tgt), ("--source-lang", src),
                            ("--baseline", self.baseline(testset)),
                            ("--baseline-hyp", baseline_hyp[0] if baseline_hyp else None),
-                           ("--metrics", self.score_metrics(testset)),
-                           ("--setting", [f"ltcr.pairs={ltcr[0]}",
-                                          f"ltcr.align_model={self.ltcr_align_dir(testset)}"]
-                            if ltcr else None),
+                           ("--metrics", metrics), ("--setting", settings or None),
                            ("--samples", self.section["samples"]),
                            ("--seed", self.section["seed"])])
+
+    # --- COMET from a local model (the optional extra) ---------------------------------------
+    @property
+    def comet_model(self) -> str | None:
+        return self.section["comet_model"]
+
+    def comet_checkpoint(self) -> str:
+        """The checkpoint of ``comet_model``: the file itself, or a model folder's
+        ``checkpoints/model.ckpt``."""
+        model = self.comet_model.rstrip("/")
+        return model if model.endswith(".ckpt") else f"{model}/checkpoints/model.ckpt"
+
+    def comet_inputs(self, metrics: list[str]) -> list[str]:
+        return [self.comet_checkpoint()] if "comet" in metrics else []
+
+    def comet_settings(self, metrics: list[str]) -> list[str]:
+        return [f"comet.model={self.comet_model}"] if "comet" in metrics else []
 
     def redundancy_args(self, testset: str) -> str:
         src, tgt = self._langs(testset)
@@ -229,7 +249,8 @@ class SystemsPlan(SectionPlan):
     def ldd_score_args(self) -> str:
         return shell_args([("--samples", self.section["samples"]),
                            ("--seed", self.section["seed"]),
-                           ("--metrics", self.ldd_metrics or None)])
+                           ("--metrics", self.ldd_metrics or None),
+                           ("--setting", self.comet_settings(self.ldd_metrics) or None)])
 
     @property
     def ldd_metrics(self) -> list[str]:
@@ -237,11 +258,16 @@ class SystemsPlan(SectionPlan):
         return list(self.section["ldd_metrics"])
 
     def ldd_source_inputs(self, testset: str) -> list[str]:
-        """The test set's source, when a challenge-set metric reads it (CRR, DRR)."""
+        """The test set's source, when a challenge-set metric reads it (CRR, DRR, COMET), and
+        the COMET checkpoint."""
         from phenomt.core.metrics import base as metrics
 
         reads = any(metrics.get(name).needs_source for name in self.ldd_metrics)
         return [self.source(testset)] if reads else []
+
+    def ldd_metric_inputs(self) -> list[str]:
+        """What the challenge-set metrics read besides the texts: the COMET checkpoint."""
+        return self.comet_inputs(self.ldd_metrics)
 
     def ldd_source_args(self, testset: str) -> str:
         inputs = self.ldd_source_inputs(testset)
@@ -636,6 +662,9 @@ class SystemsPlan(SectionPlan):
                                      f"{output['download']!r}")
         for name in self.mqm_sets:
             self._check_mqm(name)
+        if "comet" in [*self.section["metrics"], *self.ldd_metrics] and not self.comet_model:
+            raise ValueError("systems: metric comet needs comet_model (a COMET model folder, "
+                             "e.g. a copy of Unbabel/wmt22-comet-da)")
 
     def _check_ldd(self, testset: str) -> None:
         if not self.ldd.enabled:

@@ -57,7 +57,7 @@ class Metric(ABC):
     columns: ClassVar[tuple[str, ...]]
     higher_is_better: ClassVar[bool] = True
     #: the range of the score (None: unbounded), which intervals are clipped to
-    bounds: ClassVar[tuple[float, float | None]] = (0.0, 100.0)
+    bounds: ClassVar[tuple[float | None, float | None]] = (0.0, 100.0)
     #: whether :meth:`statistics` reads the source sentences
     needs_source: ClassVar[bool] = False
     #: whether ``phenomt score <name>`` is generated (LTCR keeps its own, fuller command)
