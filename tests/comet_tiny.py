@@ -9,6 +9,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+#: Text the tokenizer is trained on (any text of the test languages will do).
+SENTENCES = ["Ein Hund läuft .", "Die Katze schläft .", "Er liest ein Buch .",
+             "Es regnet heute .", "Wir gehen nach Hause .", "A dog runs.", "The cat sleeps.",
+             "He reads a book.", "It is raining today.", "We are going home.",
+             "the cat sat on the mat .", "hello there , friend", "nothing here"]
+
 
 def build_tiny_comet(root: Path, texts: Sequence[str], seed: int = 1) -> Path:
     """The model folder (what ``--comet-model`` takes)."""

@@ -88,3 +88,19 @@ def tiny_run(tmp_path_factory, mirror) -> Path:
                            "--directory", str(workdir), timeout=2400)
     assert result.returncode == 0, result.stderr[-5000:]
     return workdir
+
+
+@pytest.fixture(scope="session")
+def tiny_comet(tmp_path_factory) -> Path:
+    """A COMET-architecture model folder built here (tests/comet_tiny.py); skips without the
+    comet extra, unless $PHENOMT_REQUIRE_COMET is set (CI installs it)."""
+    import importlib.util
+
+    if importlib.util.find_spec("comet") is None:
+        message = "unbabel-comet not installed (pip install 'phenomt[comet]')"
+        if os.environ.get("PHENOMT_REQUIRE_COMET"):
+            pytest.fail(message + ", and PHENOMT_REQUIRE_COMET is set")
+        pytest.skip(message)
+    from tests.comet_tiny import SENTENCES, build_tiny_comet
+
+    return build_tiny_comet(tmp_path_factory.mktemp("comet"), SENTENCES)

@@ -6,8 +6,6 @@ wiring, not the metric's quality) from the metric through ``phenomt evaluate``'s
 from __future__ import annotations
 
 import csv
-import importlib.util
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,17 +16,6 @@ import pytest
 from phenomt.core.io import InputError
 from phenomt.core.metrics import base as metrics
 from phenomt.core.metrics import comet
-
-HAS_COMET = importlib.util.find_spec("comet") is not None
-
-
-def needs_comet() -> None:
-    """Skip without the extra, unless $PHENOMT_REQUIRE_COMET is set (CI installs it)."""
-    if not HAS_COMET:
-        message = "unbabel-comet not installed (pip install 'phenomt[comet]')"
-        if os.environ.get("PHENOMT_REQUIRE_COMET"):
-            pytest.fail(message + ", and PHENOMT_REQUIRE_COMET is set")
-        pytest.skip(message)
 
 
 def test_the_corpus_score_is_the_mean_segment_score_times_100():
@@ -102,14 +89,6 @@ REFERENCES = ["A dog runs.", "The cat sleeps.", "He reads a book.", "It is raini
               "We are going home."]
 
 
-@pytest.fixture(scope="module")
-def tiny_comet(tmp_path_factory) -> Path:
-    needs_comet()
-    from tests.comet_tiny import build_tiny_comet
-
-    return build_tiny_comet(tmp_path_factory.mktemp("comet"), SOURCES + REFERENCES)
-
-
 def test_the_metric_scores_with_the_model_as_comet_does(tiny_comet):
     from comet import load_from_checkpoint
 
@@ -150,3 +129,21 @@ def test_evaluate_shows_comet_with_intervals_beside_bleu(tiny_comet, tmp_path):
     cells = {row["system"]: row[comet_columns[0]] for row in rows}
     assert all("[" in cell for cell in cells.values()), cells  # every value has its interval
     assert "COMET" in done.stdout
+
+
+def test_score_comet_without_a_model_says_so_in_one_line(tmp_path, capsys, monkeypatch):
+    from phenomt.cli import main
+
+    for name in ("h", "r", "s"):
+        (tmp_path / name).write_text("a\n", encoding="utf-8")
+    args = ["score", "comet", "--hyp", str(tmp_path / "h"), "--ref", str(tmp_path / "r"),
+            "--src", str(tmp_path / "s")]
+    monkeypatch.setattr(comet.importlib.util, "find_spec", lambda name: object())
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("phenomt: error: --model: COMET needs a model") and err.count("\n") == 1
+    assert main([*args, "--model", str(tmp_path / "none")]) == 2
+    assert "no COMET checkpoint" in capsys.readouterr().err
+    monkeypatch.setattr(comet.importlib.util, "find_spec", lambda name: None)
+    assert main(args) == 2
+    assert "pip install 'phenomt[comet]'" in capsys.readouterr().err

@@ -22,7 +22,7 @@ SRCS = ["die Katze sass auf der Matte .", "der Hund bellt", "hallo , Freund", "n
 
 
 def test_the_registry_knows_every_metric():
-    assert base.names() == ["bleu", "chrf", "crr", "drr", "ltcr", "ribes", "ter"]
+    assert base.names() == ["bleu", "chrf", "comet", "crr", "drr", "ltcr", "ribes", "ter"]
     with pytest.raises(KeyError, match="unknown metric 'meteor'"):
         base.get("meteor")
 

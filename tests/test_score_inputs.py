@@ -89,9 +89,18 @@ def _write(folder: Path, overrides: dict[str, bytes] | None = None) -> dict[str,
     return paths
 
 
-def _argv(metric: str, paths: dict[str, Path], out: Path) -> list[str]:
+@pytest.fixture
+def settings(request, metric) -> list[str]:
+    """A metric's model where it needs one: COMET's built here (skips without the extra)."""
+    if metric == "comet":
+        return ["--model", str(request.getfixturevalue("tiny_comet"))]
+    return []
+
+
+def _argv(metric: str, paths: dict[str, Path], out: Path, settings: list[str] = ()
+          ) -> list[str]:
     argv = ["score", metric, "--hyp", str(paths["hyp"]), "--ref", str(paths["ref"]),
-            "--baseline", str(paths["baseline"]), "--output", str(out)]
+            "--baseline", str(paths["baseline"]), "--output", str(out), *settings]
     if base.METRICS[metric].needs_source:
         argv += ["--src", str(paths["src"])]
     return argv
@@ -104,10 +113,11 @@ def _params() -> list:
 
 
 @pytest.mark.parametrize("metric, case", _params())
-def test_a_bad_file_is_refused_in_one_line_naming_it(tmp_path, capsys, metric, case):
+def test_a_bad_file_is_refused_in_one_line_naming_it(tmp_path, capsys, metric, case,
+                                                     settings):
     paths = _write(tmp_path, {case.role: case.data})
     out = tmp_path / "score.json"
-    assert main(_argv(metric, paths, out)) == 2
+    assert main(_argv(metric, paths, out, settings)) == 2
     captured = capsys.readouterr()
     bad = paths[case.named or case.role]
     where = f"{bad}:{case.line}" if case.line is not None else str(bad)
@@ -119,28 +129,30 @@ def test_a_bad_file_is_refused_in_one_line_naming_it(tmp_path, capsys, metric, c
 
 
 @pytest.mark.parametrize("metric", COMMANDS)
-def test_a_missing_file_is_named(tmp_path, capsys, metric):
+def test_a_missing_file_is_named(tmp_path, capsys, metric, settings):
     paths = _write(tmp_path)
     paths["hyp"] = tmp_path / "absent.txt"
     out = tmp_path / "score.json"
-    assert main(_argv(metric, paths, out)) == 2
+    assert main(_argv(metric, paths, out, settings)) == 2
     assert capsys.readouterr().err == f"phenomt: error: {paths['hyp']}: file not found\n"
     assert not out.exists()
 
 
 @pytest.mark.parametrize("metric", COMMANDS)
-def test_good_files_with_an_empty_hypothesis_line_are_scored(tmp_path, capsys, metric):
+def test_good_files_with_an_empty_hypothesis_line_are_scored(tmp_path, capsys, metric,
+                                                            settings):
     """An empty hypothesis line (a system that output nothing) is scored as an empty
     hypothesis, as sacreBLEU scores it; so is an empty baseline line."""
     paths = _write(tmp_path, {"baseline": _bytes([*BASE[:3], "  "])})
     out = tmp_path / "score.json"
-    assert main(_argv(metric, paths, out)) == 0
+    assert main(_argv(metric, paths, out, settings)) == 0
     record = json.loads(out.read_text(encoding="utf-8"))
     assert json.loads(capsys.readouterr().out) == record
     assert record["sentences"] == len(REFS)
     sources = SRCS if base.METRICS[metric].needs_source else None
+    made = {"model": settings[1]} if settings else {}
     assert record["score"] == pytest.approx(
-        base.get(metric).corpus_score(HYPS, REFS, sources).value)
+        base.get(metric, **made).corpus_score(HYPS, REFS, sources).value)
 
 
 @pytest.mark.parametrize("name, reference", [

@@ -118,8 +118,11 @@ def registered_metrics(tokenize: str = "13a", keys: Sequence[str] = METRIC_KEYS,
     made = {"bleu": {"tokenize": tokenize}, "ribes": {"tokenize": tokenize},
             "crr": {"source_lang": langs[0], "target_lang": langs[1]},
             "drr": {"source_lang": langs[0], "target_lang": langs[1]}}
-    return {key: metrics.get(key, **{**made.get(key, {}), **(settings or {}).get(key, {})})
-            for key in keys}
+    found = {key: metrics.get(key, **{**made.get(key, {}), **(settings or {}).get(key, {})})
+             for key in keys}
+    for metric in found.values():
+        metric.ready()  # a missing model is named before any file is read
+    return found
 
 
 def test_signature(metric_signature: str, test: str, samples: int, ci_samples: int,

@@ -99,6 +99,12 @@ class Metric(ABC):
         return resample.Resampler(sentences, samples, seed, method=method,
                                   clusters=self.clusters(sentences))
 
+    def ready(self) -> None:
+        """Raise an InputError naming the setting when the metric cannot score as set up (a
+        model that is missing): the commands call it before reading any file. Every metric
+        that needs nothing beyond its texts is ready."""
+        return None
+
     @classmethod
     def choices(cls) -> dict[str, list[str]]:
         """The allowed values of settings that take one of a few names (a tokenizer)."""
@@ -380,6 +386,7 @@ def _score_command(args: Any) -> int:
 
     cls = METRICS[args.metric]
     metric = cls(**{name: getattr(args, name) for name, _, _ in setting_options(cls)})
+    metric.ready()
     record = score_files(metric, args.hyp, args.ref, args.src, samples=args.samples,
                          seed=args.seed, meta=dict(args.meta), baseline=args.baseline)
     text = json.dumps(record, indent=2, ensure_ascii=False)

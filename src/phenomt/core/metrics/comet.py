@@ -70,6 +70,17 @@ class Comet(Metric):
         self.model, self.batch_size, self.gpus = model, batch_size, gpus
         self._loaded: Any = None
 
+    def ready(self) -> None:
+        from phenomt.core.io import InputError
+
+        try:
+            require(self.model)
+        except RuntimeError as err:
+            raise InputError("comet", str(err)) from None
+        except (ValueError, FileNotFoundError) as err:
+            raise InputError("--model" if self.model is None else self.model, str(err)) \
+                from None
+
     def signature(self) -> str:
         checkpoint = require(self.model)
         from importlib.metadata import version
