@@ -149,3 +149,76 @@ def test_wordfreq_buckets_by_zipf_frequency():
     assert "wordfreq" in freq.description
     with pytest.raises(ValueError, match="no word list for 'xx'"):
         analysis.wordfreq_frequencies("xx")
+
+
+CONLLU = """# sent_id = 2
+# text = The cats sat on the mat .
+1	The	the	DET	DT	_	2	det	_	_
+2	cats	cat	NOUN	NNS	_	3	nsubj	_	_
+3	sat	sit	VERB	VBD	_	0	root	_	_
+4	on	on	ADP	IN	_	6	case	_	_
+5	the	the	DET	DT	_	6	det	_	_
+6	mat	mat	NOUN	NN	_	3	obl	_	_
+7	.	.	PUNCT	.	_	3	punct	_	_
+
+# sent_id = 1
+# text = zum Haus
+1-2	zum	_	_	_	_	_	_	_	_
+1	zu	zu	ADP	APPR	_	3	case	_	_
+2	dem	der	DET	ART	_	3	det	_	_
+3	Haus	Haus	NOUN	NN	_	0	root	_	_
+
+"""
+
+
+def test_pos_statistics_match_each_hypothesis_token_once_by_hand():
+    from phenomt.core.conllu import parse_conllu
+
+    tagged = analysis.tagged_words(parse_conllu(CONLLU), 3)
+    # line 1: the multiword token counts once with its first word's tag; line 3 is unparsed
+    assert tagged == [[("zum", "ADP"), ("Haus", "NOUN")],
+                      [("The", "DET"), ("cats", "NOUN"), ("sat", "VERB"), ("on", "ADP"),
+                       ("the", "DET"), ("mat", "NOUN"), (".", "PUNCT")], []]
+    hyps = [["zum", "Hause"], ["the", "cats", "sat", "the", "mat", "mat", "."], ["x"]]
+    rows = analysis.pos_statistics(hyps, tagged)
+    col = {tag: 2 * i for i, tag in enumerate(analysis.POS_TAGS)}
+    # line 1: ADP zum matched (1 of 1), NOUN Haus not (0 of 1)
+    assert rows[0, col["ADP"]:col["ADP"] + 2].tolist() == [1, 1]
+    assert rows[0, col["NOUN"]:col["NOUN"] + 2].tolist() == [0, 1]
+    # line 2: DET The (case differs) not, the matched: 1 of 2; NOUN cats, mat: 2 of 2 (the
+    # second mat has no reference word left); VERB 1 of 1; ADP on 0 of 1; PUNCT not counted
+    assert rows[1, col["DET"]:col["DET"] + 2].tolist() == [1, 2]
+    assert rows[1, col["NOUN"]:col["NOUN"] + 2].tolist() == [2, 2]
+    assert rows[1, col["ADP"]:col["ADP"] + 2].tolist() == [0, 1]
+    assert rows[2].sum() == 0
+    assert analysis.recall(rows.sum(axis=0)[col["NOUN"]:col["NOUN"] + 2]) == \
+        pytest.approx(100 * 2 / 3)
+    assert np.isnan(analysis.recall(np.zeros(2)))
+    with pytest.raises(ValueError, match="no line of the 1-line test set"):
+        analysis.tagged_words(parse_conllu(CONLLU), 1)
+
+
+def test_the_record_has_pos_buckets_when_given_the_reference_parse():
+    from phenomt.core.conllu import parse_conllu
+
+    refs = ["zum Haus", "The cats sat on the mat.", "A dog."]
+    hyps = {"base": ["zum Hause", "The cat sat on a mat.", "A dog."],
+            "good": ["zum Haus", "The cats sat on the mat.", "A dog."]}
+    freq = analysis.corpus_frequencies(refs, "13a", "toy")
+    record = analysis.analysis_record(
+        testset="toy", hypotheses=hyps, references=refs, sources=refs, baseline="base",
+        target_lang="en", tokenize="13a", frequencies=freq, samples=50,
+        reference_parse=parse_conllu(CONLLU), parse_note="hand parse")
+    buckets = {b["bucket"]: b for b in record["pos"]["buckets"]}
+    assert list(buckets) == ["NOUN", "VERB", "DET", "ADP"]  # tags with reference words
+    assert buckets["NOUN"]["systems"]["good"]["score"] == pytest.approx(100.0)
+    assert buckets["NOUN"]["systems"]["base"]["score"] == pytest.approx(100 * 1 / 3)  # mat
+    assert buckets["NOUN"]["lines"] == {"1": ["Haus"], "2": ["cats", "mat"]}
+    frame, notes = analysis.buckets_table(record)
+    assert "word recall by POS" in set(frame["analysis"])
+    assert "hand parse" in notes[0]
+    plain = analysis.analysis_record(
+        testset="toy", hypotheses=hyps, references=refs, sources=refs, baseline="base",
+        target_lang="en", tokenize="13a", frequencies=freq, samples=50)
+    assert plain["pos"] is None
+    assert "word recall by POS" not in set(analysis.buckets_table(plain)[0]["analysis"])

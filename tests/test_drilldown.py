@@ -150,3 +150,16 @@ def test_a_click_on_a_cell_opens_its_sentences_in_a_browser(tmp_path, monkeypatc
         wait_for(driver, "document.querySelector('div.sentences').offsetHeight === 0")
     finally:
         driver.quit()
+
+
+def test_pos_buckets_open_their_sentences_with_the_words_marked():
+    analysis = {**ANALYSIS, "pos": {"parse": "hand", "buckets": [
+        {"bucket": "VERB", "lines": {"1": ["calls"], "3": ["gives"]}}]}}
+    record = sentences.sentences_record(testset="toy", sources=SOURCES, references=REFERENCES,
+                                        hypotheses=HYPOTHESES, analysis=analysis)
+    assert record["groups"]["pos:VERB"]["lines"] == [1, 3]
+    header = ["analysis", "bucket", "size", "system"]
+    assert report.row_group(header, ["word recall by POS", "VERB", "2", "A"]) == "pos:VERB"
+    page = report.table_html("t", header, [["word recall by POS", "VERB", "2", "A"]],
+                             sentences=record)
+    assert "He <mark>calls</mark> her." in page and "He <mark>gives</mark> it up." in page

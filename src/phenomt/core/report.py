@@ -129,7 +129,8 @@ div.sentence dd { margin-left: 11.5em; } mark { background: #ffe08a; }
 """
 _STARRED = re.compile(r"(?<!\S)\*(\S+?)\*(?!\S)")
 #: The analyses' bucket kinds by the "analysis" column of the buckets table.
-_BUCKET_KINDS = {"word F by frequency": "frequency", "BLEU by reference length": "length"}
+_BUCKET_KINDS = {"word F by frequency": "frequency", "BLEU by reference length": "length",
+                 "word recall by POS": "pos"}
 
 
 def row_group(header: Sequence[str], row: Sequence[str]) -> str | None:

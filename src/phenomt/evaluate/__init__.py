@@ -246,7 +246,9 @@ def evaluate_config(request: Request, origins: dict[str, Path] | None = None,
         # catalogued corpora the aligner trains on beside the test set
         config["corpora"].update({corpus: {} for corpus in request.align_extra})
         config["ldd"] = {"corpora": {}, "directions": {f"{s}-{t}": {"models": []}},
-                         "udpipe": {s: _udpipe(s, request.mirror)},
+                         # the target's model parses the reference for the POS buckets
+                         "udpipe": {lang: _udpipe(lang, request.mirror) for lang in (s, t)
+                                    if lang in UDPIPE},
                          "align": {"extra": list(request.align_extra)}}
     return config
 

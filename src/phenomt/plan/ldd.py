@@ -149,7 +149,11 @@ class LddPlan(SectionPlan):
         return self.data.tok(self.corpus_name(lcorpus), lang)
 
     def conllu(self, lcorpus: str, direction: str) -> str:
-        return f"{self.out}/ldd/parse/{lcorpus}.{direction_langs(direction)[0]}.conllu"
+        return self.parse_output(lcorpus, direction_langs(direction)[0])
+
+    def parse_output(self, lcorpus: str, lang: str) -> str:
+        """The UDPipe parse of one side of a corpus (rules parse_scatter ... parse_gather)."""
+        return f"{self.out}/ldd/parse/{lcorpus}.{lang}.conllu"
 
     def udpipe_treebanks(self, name: str) -> list[str]:
         treebanks = self.section["udpipe_training"][name]["treebanks"]

@@ -528,19 +528,32 @@ class SystemsPlan(SectionPlan):
         corpus = spec["freq_corpus"]
         return [self.data.raw(corpus, self._langs(testset)[1])] if corpus else []
 
+    def _reference_parse(self, testset: str) -> list[str]:
+        """The UDPipe parse of the test set's tokenized reference, where its challenge sets
+        are extracted (so its corpus is parsed) and a model of the target language is set."""
+        tgt = self._langs(testset)[1]
+        if testset not in self.ldd_testsets or tgt not in self.ldd.section["udpipe"]:
+            return []
+        return [self.ldd.parse_output(ldd_corpus(testset), tgt)]
+
     def analysis_inputs(self, testset: str) -> list[str]:
-        """Every system's output, the source and reference, the frequency corpus if any."""
+        """Every system's output, the source and reference, the frequency corpus if any, the
+        reference's parse if any."""
         return [*(self.hyp(testset, s) for s in self.systems(testset)), self.source(testset),
-                self.reference(testset), *self._freq_corpus(testset)]
+                self.reference(testset), *self._freq_corpus(testset),
+                *self._reference_parse(testset)]
 
     def analysis_args(self, testset: str) -> str:
-        freq = self._freq_corpus(testset)
+        freq, parse = self._freq_corpus(testset), self._reference_parse(testset)
+        tgt = self._langs(testset)[1]
         return shell_args([
             ("--testset", testset),
             ("--hyp", [f"{s}={self.hyp(testset, s)}" for s in self.systems(testset)]),
             ("--baseline", self.baseline(testset)), ("--src", self.source(testset)),
             ("--ref", self.reference(testset)), ("--target-lang", self._langs(testset)[1]),
             ("--freq-corpus", freq[0] if freq else None),
+            ("--ref-conllu", parse[0] if parse else None),
+            ("--udpipe-model", self.ldd.section["udpipe"][tgt] if parse else None),
             ("--samples", self.section["samples"]), ("--seed", self.section["seed"])])
 
     # --- the sentences behind the cells, for the report's drill-down -------------------------

@@ -22,6 +22,16 @@ Every bucket value has its 95% percentile interval and, for each system but the 
 paired difference against the baseline on the same resamples with its p, Holm-adjusted over a
 system's buckets of one analysis.
 
+**Word recall by part of speech** (with the reference's UDPipe parse, which the LDD stages
+make for a test set with challenge sets): of the reference words with a universal POS tag, the
+share the hypothesis contains, in percent. The parse reads the Moses-tokenized reference, so the
+hypothesis is Moses-tokenized the same way; a hypothesis word matches a reference word of the
+same form in the same sentence, each hypothesis token once (clipped counts, taken in reference
+order). compare-mt computes F here, with tags on both sides that the user brings; tagging
+every system's output would cost a UDPipe parse per system, so this is recall, from the one
+parse of the reference. A multiword token (German *zum*) counts once, with its first word's tag.
+Punctuation and symbols are no words, as in the frequency buckets.
+
 **N-gram differences** (compare-mt's ``--compare_ngrams`` with its defaults): for every n-gram
 (n = 1 ... 4), how often each system produced it where the reference has it (clipped counts per
 sentence, summed); an n-gram is ranked by (matches of the system + 1) / (matches of both + 2),
@@ -56,6 +66,9 @@ SMOOTHING = 1.0
 EXAMPLES = 10
 #: Sentences of a bucket the record lists for the report to show (the first ones, by line).
 BUCKET_LINES = 20
+#: Universal POS tags of the POS buckets, content words first (PUNCT, SYM and X left out).
+POS_TAGS = ("NOUN", "PROPN", "VERB", "ADJ", "ADV", "NUM", "PRON", "DET", "ADP", "AUX", "CCONJ",
+            "SCONJ", "PART", "INTJ")
 
 
 # --------------------------------------------------------------------------- buckets
@@ -274,6 +287,87 @@ def length_buckets(engine: resample.Resampler, bleu_stats: Mapping[str, np.ndarr
             "signature": bleu.signature(), "buckets": buckets}
 
 
+def tagged_words(parse: Iterable[Any], sentences: int) -> list[list[tuple[str, str]]]:
+    """Per test-set line, the (form, UPOS) of its reference's surface tokens from a CoNLL-U
+    parse whose ``sent_id`` is the 1-based line (lines the parse lacks have none)."""
+    tagged: list[list[tuple[str, str]]] = [[] for _ in range(sentences)]
+    for sentence in parse:
+        line = int(sentence.sent_id) if (sentence.sent_id or "").isdigit() else 0
+        if not 1 <= line <= sentences:
+            raise ValueError(f"parse sentence id {sentence.sent_id!r} is no line of the "
+                             f"{sentences}-line test set")
+        tagged[line - 1] = [(token.form, sentence.word(token.first_word).upos)
+                            for token in sentence.surface_tokens()]
+    return tagged
+
+
+def pos_statistics(hypotheses: Sequence[Sequence[str]],
+                   tagged: Sequence[Sequence[tuple[str, str]]]) -> np.ndarray:
+    """Per sentence and tag of :data:`POS_TAGS`: matched reference words, reference words
+    (columns ``2t``, ``2t + 1``). Each hypothesis token matches one reference word of its
+    form, in reference order."""
+    column = {tag: 2 * t for t, tag in enumerate(POS_TAGS)}
+    rows = np.zeros((len(tagged), 2 * len(POS_TAGS)), dtype=np.float64)
+    for row, (hyp, ref) in enumerate(zip(hypotheses, tagged, strict=True)):
+        left = Counter(hyp)
+        for form, tag in ref:
+            if tag not in column:
+                continue
+            rows[row, column[tag] + 1] += 1
+            if left[form] > 0:
+                left[form] -= 1
+                rows[row, column[tag]] += 1
+    return rows
+
+
+def recall(totals: np.ndarray) -> float:
+    """Matched over reference words, in percent (NaN without reference words)."""
+    return float(recalls(totals)[0])
+
+
+def recalls(totals: np.ndarray) -> np.ndarray:
+    rows = np.atleast_2d(np.asarray(totals, dtype=np.float64))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(rows[:, 1] > 0, 100 * rows[:, 0] / rows[:, 1], np.nan)
+
+
+def pos_words(tagged: Sequence[Sequence[tuple[str, str]]], shown: int = BUCKET_LINES
+              ) -> dict[str, list[tuple[int, list[str]]]]:
+    """Per tag, the first ``shown`` lines whose reference has words of it, with those words."""
+    found: dict[str, list[tuple[int, list[str]]]] = {tag: [] for tag in POS_TAGS}
+    for row, ref in enumerate(tagged):
+        per_tag: dict[str, list[str]] = {}
+        for form, tag in ref:
+            if tag in found and form not in per_tag.setdefault(tag, []):
+                per_tag[tag].append(form)
+        for tag, forms in per_tag.items():
+            if len(found[tag]) < shown:
+                found[tag].append((row + 1, forms))
+    return found
+
+
+def pos_buckets(engine: resample.Resampler, tokens: Mapping[str, list[list[str]]],
+                tagged: Sequence[Sequence[tuple[str, str]]], baseline: str, parse: str
+                ) -> dict:
+    """Word recall per universal POS tag of every system (tags without a reference word
+    left out)."""
+    stats = {s: pos_statistics(t, tagged) for s, t in tokens.items()}
+    words = pos_words(tagged)
+    buckets = []
+    for t, tag in enumerate(POS_TAGS):
+        columns = {s: st[:, 2 * t:2 * t + 2] for s, st in stats.items()}
+        counts = {s: {"matched": int(c[:, 0].sum()), "ref_words": int(c[:, 1].sum())}
+                  for s, c in columns.items()}
+        if not counts[baseline]["ref_words"]:
+            continue
+        buckets.append({"bucket": tag,
+                        "systems": _cells(engine, recall, columns, baseline, None, counts),
+                        "lines": {str(line): found for line, found in words[tag]}})
+    _adjust(buckets, list(tokens))
+    return {"parse": parse, "hypothesis_tokens": "Moses tokens (sacremoses), as the parse read "
+                                                 "the reference", "buckets": buckets}
+
+
 # --------------------------------------------------------------------------- n-grams
 
 def matched_ngrams(hypotheses: Sequence[Sequence[str]], references: Sequence[Sequence[str]],
@@ -336,7 +430,9 @@ def analysis_record(*, testset: str, hypotheses: Mapping[str, Sequence[str]],
                     references: Sequence[str], sources: Sequence[str], baseline: str,
                     target_lang: str, tokenize: str, frequencies: Frequencies,
                     samples: int = resample.DEFAULT_SAMPLES,
-                    seed: int = resample.DEFAULT_SEED) -> dict:
+                    seed: int = resample.DEFAULT_SEED,
+                    reference_parse: Sequence[Any] | None = None,
+                    parse_note: str = "") -> dict:
     """Buckets, n-gram differences and examples of every system of one test set against the
     baseline; every interval and test on one set of resamples of the test set."""
     if baseline not in hypotheses:
@@ -354,6 +450,14 @@ def analysis_record(*, testset: str, hypotheses: Mapping[str, Sequence[str]],
                      for s, lines in hypotheses.items()}
     matched = {s: matched_ngrams(t, ref_tokens) for s, t in tokens.items()}
     others = [s for s in hypotheses if s != baseline]
+    pos = None
+    if reference_parse is not None:
+        from phenomt.core.text import word_tokens
+
+        pos = pos_buckets(engine, {s: word_tokens(lines, target_lang)
+                                   for s, lines in hypotheses.items()},
+                          tagged_words(reference_parse, len(references)), baseline,
+                          parse_note or "UDPipe parse of the reference")
     return {
         "schema": SCHEMA, "testset": testset, "baseline": baseline,
         "systems": list(hypotheses), "sentences": len(references),
@@ -362,6 +466,7 @@ def analysis_record(*, testset: str, hypotheses: Mapping[str, Sequence[str]],
                  "unit": "sentence", "source": "phenomt.core.metrics.resample"},
         "frequency": frequency_buckets(engine, tokens, ref_tokens, frequencies, baseline),
         "length": length_buckets(engine, bleu_stats, ref_tokens, baseline, bleu),
+        "pos": pos,
         "ngrams": {"max_n": MAX_NGRAM, "smoothing": SMOOTHING, "shown": NGRAMS_SHOWN,
                    "systems": {s: ngram_differences(matched[s], matched[baseline])
                                for s in others}},
@@ -411,7 +516,10 @@ def buckets_table(record: Mapping) -> tuple[Any, list[str]]:
 
     rows = []
     for name, title, size in (("frequency", "word F by frequency", "ref_words"),
-                              ("length", "BLEU by reference length", "sentences")):
+                              ("length", "BLEU by reference length", "sentences"),
+                              ("pos", "word recall by POS", "ref_words")):
+        if not record.get(name):
+            continue
         for bucket in record[name]["buckets"]:
             for system in record["systems"]:
                 cell = bucket["systems"][system]
@@ -430,7 +538,11 @@ def buckets_table(record: Mapping) -> tuple[Any, list[str]]:
         "of words per sentence; punctuation left out); size = reference words in the "
         f"bucket. Frequencies: {record['frequency']['frequencies']}. BLEU by length: the "
         "sentences whose reference has that many tokens; size = sentences; signature "
-        f"`{record['length']['signature']}`.",
+        f"`{record['length']['signature']}`."
+        + (f" Word recall by POS: of the reference words with a universal POS tag "
+           f"({record['pos']['parse']}), the share the hypothesis contains (its Moses tokens, "
+           "each once); size = reference words with the tag. Recall, not compare-mt's F: "
+           "only the reference is parsed." if record.get("pos") else ""),
         f"Intervals: 95% percentile bootstrap over the test sentences ({test['samples']} "
         f"resamples, seed {test['seed']}, drawn once for every system and bucket); Δ: paired on "
         "the same resamples; p adj.: Holm over a system's buckets of one analysis, * < 0.05. "

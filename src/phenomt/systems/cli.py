@@ -139,11 +139,18 @@ def _analyse_command(args: argparse.Namespace) -> int:
                                                    Path(args.freq_corpus).name)
                        if args.freq_corpus else
                        analysis.wordfreq_frequencies(args.target_lang))
+        parse = None
+        if args.ref_conllu:
+            from phenomt.core.conllu import read_conllu
+
+            parse = read_conllu(args.ref_conllu)
         record = analysis.analysis_record(
             testset=args.testset, hypotheses=hypotheses, references=references,
             sources=sources, baseline=args.baseline or names[0],
             target_lang=args.target_lang, tokenize=tokenize, frequencies=frequencies,
-            samples=args.samples, seed=args.seed)
+            samples=args.samples, seed=args.seed, reference_parse=parse,
+            parse_note=f"UDPipe parse of the reference, model {args.udpipe_model}"
+            if args.udpipe_model else "UDPipe parse of the reference")
     except InputError:
         raise
     except ValueError as err:
@@ -507,6 +514,10 @@ def register_cli(tree) -> None:
     p.add_argument("--target-lang", required=True)
     p.add_argument("--tokenize", choices=tokenizers(),
                    help="sacreBLEU tokenizer of the words (default: BLEU's for the language)")
+    p.add_argument("--ref-conllu", metavar="FILE",
+                   help="the UDPipe parse of the Moses-tokenized reference (sent_id = line): "
+                        "word recall by part of speech")
+    p.add_argument("--udpipe-model", help="the parse's model, for the table's note")
     p.add_argument("--freq-corpus", metavar="FILE",
                    help="target-language training text whose word counts make the frequency "
                         "buckets (default: the wordfreq list of the language)")

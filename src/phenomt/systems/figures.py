@@ -191,7 +191,8 @@ def draw_challenge_sets(records: Sequence[Mapping], kinds: Mapping[str, str | No
 
 def draw_buckets(record: Mapping, path: str | os.PathLike[str] = "record") -> Figure:
     """Each system's difference to the baseline per bucket, with its paired 95% interval and
-    a zero line: one panel per analysis (word F by frequency, BLEU by length), one colour
+    a zero line: one panel per analysis (word F by frequency, BLEU by length, word recall by
+    part of speech where the record has it), one colour
     per system (from a ``systems analyse`` record)."""
     others = [s for s in record.get("systems", []) if s != record.get("baseline")]
     if not others:
@@ -199,9 +200,12 @@ def draw_buckets(record: Mapping, path: str | os.PathLike[str] = "record") -> Fi
     plt = pyplot()
     source = ("Zipf frequency, wordfreq" if "wordfreq" in record["frequency"]["frequencies"]
               else "count in the training corpus")
-    panels = (("frequency", f"word F by word frequency ({source})", "Δ word F"),
-              ("length", "BLEU by reference length (tokens)", "Δ BLEU"))
-    fig, axes = plt.subplots(len(panels), 1, figsize=(7.5, 6.4), squeeze=False)
+    panels = [("frequency", f"word F by word frequency ({source})", "Δ word F"),
+              ("length", "BLEU by reference length (tokens)", "Δ BLEU")]
+    if record.get("pos"):
+        panels.append(("pos", "word recall by part of speech (UPOS of the reference)",
+                       "Δ recall"))
+    fig, axes = plt.subplots(len(panels), 1, figsize=(7.5, 3.2 * len(panels)), squeeze=False)
     width = 0.7 / len(others)
     for ax, (key, title, label) in zip(axes[:, 0], panels, strict=True):
         buckets = record[key]["buckets"]

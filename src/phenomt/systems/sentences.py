@@ -8,9 +8,10 @@ table's rows name them (:func:`group_key`):
 - ``set:NAME``: a challenge set (its ``.ids`` and ``.src_marked`` files): the first
   ``shown`` sentences, each source with the phenomenon's words in ``*stars*`` (the head and
   dependent of a lexical set, the far-aligned words of the reordering set);
-- ``length:BUCKET``: the first sentences whose reference length is in the bucket, and
-  ``frequency:BUCKET``: the first sentences whose reference has words of that frequency
-  bucket, with those words (both from the ``systems analyse`` record);
+- ``length:BUCKET``: the first sentences whose reference length is in the bucket;
+  ``frequency:BUCKET`` and ``pos:TAG``: the first sentences whose reference has words of that
+  frequency bucket or part of speech, with those words (all from the ``systems analyse``
+  record);
 - ``line:N``: one line, as an example of the examples table.
 
 ``texts`` holds, for every line of a group, the source, the reference and every system's
@@ -79,6 +80,13 @@ def _analysis_groups(record: Mapping[str, Any]) -> dict[str, dict]:
         groups[group_key("frequency", bucket["bucket"])] = {
             "label": f"reference words of frequency {bucket['bucket']} "
                      f"({record['frequency']['frequencies']})",
+            "size": None, "lines": sorted(int(line) for line in words),
+            "reference_words": dict(words)}
+    pos = record.get("pos") or {"buckets": []}
+    for bucket in pos["buckets"]:
+        words = bucket["lines"]
+        groups[group_key("pos", bucket["bucket"])] = {
+            "label": f"reference words tagged {bucket['bucket']} ({pos['parse']})",
             "size": None, "lines": sorted(int(line) for line in words),
             "reference_words": dict(words)}
     for found in record["examples"]["systems"].values():
