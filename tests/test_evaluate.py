@@ -134,7 +134,9 @@ def test_generated_config_is_a_valid_plan_of_the_test_set(tmp_path):
     assert plan.systems.ldd_testsets == ["t.de-en"]
     # the test set's files are linked from where they are, whatever the mirror
     assert config["downloads"]["t.de-en.de"] == {"url": None, "mirror": str(request.src)}
-    assert config["ldd"]["udpipe"] == {"de": "udpipe.german-gsd-2.5"}  # no mirror given
+    # no mirror given: the official models; the target's parses the reference (POS buckets)
+    assert config["ldd"]["udpipe"] == {"de": "udpipe.german-gsd-2.5",
+                                       "en": "udpipe.english-ewt-2.5"}
     extra = evaluate_config(type(request)(**{**request.__dict__,
                                              "align_extra": ("multi30k.train",)}))
     extra_plan = Plan(load_config_dict(extra))
