@@ -163,3 +163,37 @@ def test_pos_buckets_open_their_sentences_with_the_words_marked():
     page = report.table_html("t", header, [["word recall by POS", "VERB", "2", "A"]],
                              sentences=record)
     assert "He <mark>calls</mark> her." in page and "He <mark>gives</mark> it up." in page
+
+
+def test_redundant_tokens_are_the_ones_crr_and_drr_count_by_hand():
+    from phenomt.systems.scores import redundancy_setup
+
+    # the reference's ten most frequent tokens are stopwords: w0 ... w9, not "cat"
+    references = [[f"w{i}" for i in range(12)]] * 5 + [["a", "cat", "sat"]]
+    setup = redundancy_setup(references, "en", "de")
+    # cat sat cat cat: the third token repeats the first, not adjacent (discontinuous); the
+    # fourth repeats the third (continuous); the reference has one cat, so no exemption
+    found = sentences.redundant_tokens(setup, ["cat", "sat", "cat", "cat"], ["Katze"],
+                                       ["a", "cat", "sat"])
+    assert found == {"tokens": ["cat", "sat", "cat", "cat"], "continuous": [3],
+                     "discontinuous": [2]}
+    html = report._redundancy_marked(found)
+    assert html == ('cat sat <mark class="drr" title="DRR">cat</mark> '
+                    '<mark class="crr" title="CRR">cat</mark>')
+    # a stopword repeats freely
+    assert sentences.redundant_tokens(setup, ["w1", "x", "w1"], ["y"], ["a"])[
+        "discontinuous"] == []
+
+
+def test_each_lines_marks_agree_with_the_test_sets_crr_drr_job():
+    from phenomt.systems.scores import redundancy_setup
+
+    refs = [["a", "cat", "sat", "."], ["the", "dog", "ran", "."], ["a", "bird", "sang", "."]]
+    srcs = [["x"], ["y"], ["z"]]
+    hyps = [["cat", "cat", "sat", "cat", "."], ["dog", "ran", "dog", "."], ["bird", "."]]
+    setup = redundancy_setup(refs, "en", "de")
+    whole = setup.results(hyps, srcs, refs)  # what systems_redundancy computes
+    for n, found in enumerate(whole):
+        marks = sentences.redundant_tokens(setup, hyps[n], srcs[n], refs[n])
+        assert marks["continuous"] == sorted({j for _, j in found.continuous_pairs})
+        assert marks["discontinuous"] == sorted({j for _, j in found.discontinuous_pairs})

@@ -126,6 +126,7 @@ input.drill-toggle:not(:checked) + div.sentences { display: none; }
 div.sentences { padding: 6px 10px; background: #fafafa; border: 1px solid #ccc; }
 div.sentence { margin-bottom: 8px; } div.sentence dt { color: #666; float: left; width: 11em; }
 div.sentence dd { margin-left: 11.5em; } mark { background: #ffe08a; }
+mark.crr { background: #f6b0b0; } mark.drr { background: #b9d3f5; }
 """
 _STARRED = re.compile(r"(?<!\S)\*(\S+?)\*(?!\S)")
 #: The analyses' bucket kinds by the "analysis" column of the buckets table.
@@ -167,6 +168,18 @@ def _with_words(text: str, words: Sequence[str]) -> str:
     return "".join(out) + html.escape(text[last:])
 
 
+def _redundancy_marked(found: dict) -> str:
+    """An output's word tokens with its redundant ones marked: continuous (the token repeats
+    the one before it) and discontinuous (it repeats an earlier, not adjacent one)."""
+    continuous, discontinuous = set(found["continuous"]), set(found["discontinuous"])
+    out = []
+    for i, token in enumerate(found["tokens"]):
+        kind = "crr" if i in continuous else "drr" if i in discontinuous else None
+        out.append(f'<mark class="{kind}" title="{kind.upper()}">{html.escape(token)}</mark>'
+                   if kind else html.escape(token))
+    return " ".join(out)
+
+
 def drill_html(group: dict, record: dict) -> str:
     """The sentences of one group: per line its source (the phenomenon marked), reference
     (a bucket's words marked) and every system's output."""
@@ -177,6 +190,9 @@ def drill_html(group: dict, record: dict) -> str:
              else f"the first {len(lines)} sentences")
     parts = [f"<p><b>{html.escape(group['label'])}</b>: {count}"
              + (f"; {html.escape(group['marking'])}" if group.get("marking") else "")
+             + ("; in the outputs, word tokens repeated <mark class=\"crr\">continuously"
+                "</mark> or <mark class=\"drr\">discontinuously</mark> as CRR/DRR count them"
+                if any(record["texts"][str(line)].get("redundant") for line in lines) else "")
              + ".</p>"]
     for line in lines:
         text = record["texts"][str(line)]
@@ -184,7 +200,10 @@ def drill_html(group: dict, record: dict) -> str:
         words = group.get("reference_words", {}).get(str(line), [])
         rows = [("source", _marked(marked) if marked else html.escape(text["source"])),
                 ("reference", _with_words(text["reference"], words))]
-        rows += [(system, html.escape(hyp)) for system, hyp in text["hypotheses"].items()]
+        redundant = text.get("redundant", {})
+        rows += [(system, _redundancy_marked(redundant[system]) if system in redundant
+                  and (redundant[system]["continuous"] or redundant[system]["discontinuous"])
+                  else html.escape(hyp)) for system, hyp in text["hypotheses"].items()]
         items = "".join(f"<dt>{html.escape(name)}</dt><dd>{value}</dd>" for name, value in rows)
         parts.append(f'<div class="sentence" data-line="{line}"><p>line {line}</p>'
                      f"<dl>{items}</dl></div>")

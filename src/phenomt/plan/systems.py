@@ -578,7 +578,7 @@ class SystemsPlan(SectionPlan):
                 for ext in (".ids", ".src_marked")]
         analysis = [self.analysis_json(testset)] if testset in self.analysis_testsets else []
         return [*(self.hyp(testset, s) for s in self.systems(testset)), self.source(testset),
-                self.reference(testset), *sets, *analysis]
+                self.reference(testset), *sets, *analysis, *self.tokens(testset)]
 
     def sentences_args(self, testset: str) -> str:
         analysis = self.analysis_json(testset) if testset in self.analysis_testsets else None
@@ -588,7 +588,9 @@ class SystemsPlan(SectionPlan):
             ("--src", self.source(testset)), ("--ref", self.reference(testset)),
             ("--set", [f"{name}={prefix}" for name, prefix in self._drill_sets(testset)]
              or None),
-            ("--analysis", analysis)])
+            ("--analysis", analysis), ("--tokens", self.tokens(testset)),
+            ("--source-lang", self._langs(testset)[0]),
+            ("--target-lang", self._langs(testset)[1])])
 
     def analysis_tables(self) -> list[str]:
         return table_file_list(self.out, [f"systems_{kind}.{t}" for t in self.analysis_testsets

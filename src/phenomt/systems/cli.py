@@ -167,6 +167,8 @@ def _sentences_command(args: argparse.Namespace) -> int:
     names = [name for name, _ in args.hyp]
     if len(set(names)) != len(names):
         args.systems_parser.error(f"--hyp: a system named twice among {', '.join(names)}")
+    if args.tokens and not (args.source_lang and args.target_lang):
+        args.systems_parser.error("--tokens needs --source-lang and --target-lang")
     set_names = [name for name, _ in args.set]
     if len(set(set_names)) != len(set_names):
         args.systems_parser.error(f"--set: a set named twice among {', '.join(set_names)}")
@@ -182,10 +184,20 @@ def _sentences_command(args: argparse.Namespace) -> int:
             raise InputError(args.analysis, f"not a record of `phenomt systems analyse` "
                                             f"({analysis.SCHEMA})")
     sets = {name: sentences.read_set(prefix) for name, prefix in args.set}
+    setup = tokens = None
+    if args.tokens:
+        from phenomt.core.text import word_tokens
+
+        src_tokens = scores.read_tokens(args.tokens[0], len(references), args.ref)
+        ref_tokens = scores.read_tokens(args.tokens[1], len(references), args.ref)
+        setup = scores.redundancy_setup(ref_tokens, args.target_lang, args.source_lang)
+        tokens = (src_tokens, ref_tokens,
+                  {s: word_tokens(lines, args.target_lang) for s, lines in hypotheses.items()})
     try:
         found = sentences.sentences_record(
             testset=args.testset, sources=sources, references=references,
-            hypotheses=hypotheses, sets=sets, analysis=record, shown=args.shown)
+            hypotheses=hypotheses, sets=sets, analysis=record, shown=args.shown,
+            redundancy=setup, tokens=tokens)
     except ValueError as err:
         args.systems_parser.error(str(err))
     write_json(args.output, found)
@@ -539,6 +551,11 @@ def register_cli(tree) -> None:
                    help="a challenge set: its PREFIX.ids and PREFIX.src_marked files")
     p.add_argument("--analysis", help="the test set's `phenomt systems analyse` record "
                                       "(its buckets and examples)")
+    p.add_argument("--tokens", nargs=2, metavar=("SRC_TOKENS", "REF_TOKENS"),
+                   help="the test set's word tokens (`systems tokenize`): mark each shown "
+                        "output's redundant tokens as its CRR/DRR job counts them")
+    p.add_argument("--source-lang", help="with --tokens")
+    p.add_argument("--target-lang", help="with --tokens")
     p.add_argument("--shown", type=positive_int, default=20,
                    help="sentences shown per challenge set (default 20)")
     p.add_argument("--output", required=True)

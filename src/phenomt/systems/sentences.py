@@ -14,6 +14,11 @@ table's rows name them (:func:`group_key`):
   record);
 - ``line:N``: one line, as an example of the examples table.
 
+With the test set's word tokens, each output of a shown line also carries its redundant tokens
+as the systems' CRR/DRR jobs count them (:func:`phenomt.systems.scores.redundancy_setup`, the
+same stopwords and exemptions): the later token of each continuous pair and of each
+discontinuous pair.
+
 ``texts`` holds, for every line of a group, the source, the reference and every system's
 output, so the report shows each line once however many groups list it.
 """
@@ -97,12 +102,33 @@ def _analysis_groups(record: Mapping[str, Any]) -> dict[str, dict]:
     return groups
 
 
+def redundant_tokens(setup: Any, hypothesis: Sequence[str], source: Sequence[str],
+                     reference: Sequence[str]) -> dict[str, Any]:
+    """One output's tokens and the positions of its redundant ones (the later token of each
+    pair), continuous and discontinuous, as :class:`~phenomt.systems.scores.RedundancySetup`
+    counts them."""
+    from phenomt.core.metrics.redundancy import sentence_redundancy
+
+    # the whole reference's stopwords (the setup's), as the test set's CRR/DRR job has them
+    found = sentence_redundancy(hypothesis, source, reference,
+                                synonyms=setup.metric.settings.synonyms,
+                                stopwords=setup.stopwords)
+    return {"tokens": list(hypothesis),
+            "continuous": sorted({later for _, later in found.continuous_pairs}),
+            "discontinuous": sorted({later for _, later in found.discontinuous_pairs})}
+
+
 def sentences_record(*, testset: str, sources: Sequence[str], references: Sequence[str],
                      hypotheses: Mapping[str, Sequence[str]],
                      sets: Mapping[str, tuple[list[int], list[str]]] | None = None,
                      analysis: Mapping[str, Any] | None = None,
-                     shown: int = SHOWN) -> dict[str, Any]:
-    """The groups of a test set's cells and the texts of their lines."""
+                     shown: int = SHOWN, redundancy: Any = None,
+                     tokens: tuple[Sequence[Sequence[str]], Sequence[Sequence[str]],
+                                   Mapping[str, Sequence[Sequence[str]]]] | None = None
+                     ) -> dict[str, Any]:
+    """The groups of a test set's cells and the texts of their lines; with a redundancy
+    setup and the word tokens (source, reference, every output), the redundant tokens of
+    every shown output."""
     if len(sources) != len(references):
         raise ValueError(f"{len(sources)} source lines for {len(references)} references")
     for system, lines in hypotheses.items():
@@ -115,5 +141,11 @@ def sentences_record(*, testset: str, sources: Sequence[str], references: Sequen
     texts = {str(line): {"source": sources[line - 1], "reference": references[line - 1],
                          "hypotheses": {s: h[line - 1] for s, h in hypotheses.items()}}
              for line in used}
+    if redundancy is not None and tokens is not None:
+        src_tokens, ref_tokens, hyp_tokens = tokens
+        for line in used:
+            texts[str(line)]["redundant"] = {
+                s: redundant_tokens(redundancy, hyp_tokens[s][line - 1], src_tokens[line - 1],
+                                    ref_tokens[line - 1]) for s in hypotheses}
     return {"schema": SCHEMA, "testset": testset, "systems": list(hypotheses), "shown": shown,
             "groups": groups, "texts": texts}
