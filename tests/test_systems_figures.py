@@ -112,6 +112,30 @@ def test_buckets_draw_each_systems_difference_with_a_zero_line():
         close_figure(fig)
     with pytest.raises(InputError, match="no system besides the baseline"):
         figures.draw_buckets({**record, "systems": ["bad"]}, "r.json")
+    assert len(fig.axes) == 2  # no parse: no POS panel
+
+
+def test_buckets_draw_a_pos_panel_when_the_record_has_pos_buckets():
+    from phenomt.core.conllu import parse_conllu
+    from phenomt.systems import analysis
+    from tests.test_analysis import CONLLU
+
+    refs = ["zum Haus", "The cats sat on the mat.", "A dog."]
+    hyps = {"base": ["zum Hause", "The cat sat on a mat.", "A dog."],
+            "good": ["zum Haus", "The cats sat on the mat.", "A dog."]}
+    record = analysis.analysis_record(
+        testset="toy", hypotheses=hyps, references=refs, sources=refs, baseline="base",
+        target_lang="en", tokenize="13a", samples=50,
+        frequencies=analysis.corpus_frequencies(refs, "13a", "toy"),
+        reference_parse=parse_conllu(CONLLU))
+    fig = figures.draw_buckets(record)
+    try:
+        assert len(fig.axes) == 3
+        pos = fig.axes[2]
+        assert "part of speech" in pos.get_title()
+        assert [t.get_text() for t in pos.get_xticklabels()] == ["NOUN", "VERB", "DET", "ADP"]
+    finally:
+        close_figure(fig)
 
 
 def _ldd_record(system: str, sets: dict) -> dict:
