@@ -197,3 +197,33 @@ def test_each_lines_marks_agree_with_the_test_sets_crr_drr_job():
         marks = sentences.redundant_tokens(setup, hyps[n], srcs[n], refs[n])
         assert marks["continuous"] == sorted({j for _, j in found.continuous_pairs})
         assert marks["discontinuous"] == sorted({j for _, j in found.discontinuous_pairs})
+
+
+def test_the_sentences_command_writes_the_record_and_refuses_bad_input(tmp_path, capsys):
+    from phenomt.cli import main
+
+    prefix = _sets(tmp_path)["particle.all"]
+    for name, lines in (("src", SOURCES), ("ref", REFERENCES), ("a", HYPOTHESES["A"]),
+                        ("b", HYPOTHESES["B"]),
+                        ("tok.src", SOURCES), ("tok.ref", [r.replace(".", " .")
+                                                           for r in REFERENCES])):
+        (tmp_path / name).write_text("".join(f"{x}\n" for x in lines), encoding="utf-8")
+    out = tmp_path / "sentences.json"
+    args = ["systems", "sentences", "--testset", "toy", "--src", str(tmp_path / "src"),
+            "--ref", str(tmp_path / "ref"), "--hyp", f"A={tmp_path / 'a'}",
+            f"B={tmp_path / 'b'}", "--set", f"particle.all={prefix}",
+            "--tokens", str(tmp_path / "tok.src"), str(tmp_path / "tok.ref"),
+            "--source-lang", "de", "--target-lang", "en", "--output", str(out)]
+    assert main(args) == 0
+    record = json.loads(out.read_text(encoding="utf-8"))
+    assert record["groups"]["set:particle.all"]["lines"] == [1, 3]
+    assert record["texts"]["1"]["redundant"]["A"]["tokens"] == ["He", "phones", "her", "."]
+    capsys.readouterr()
+    out.unlink()
+    with pytest.raises(SystemExit) as usage:  # a usage error, before anything is read
+        main([*args[:8], "--hyp", f"A={tmp_path / 'a'}", f"A={tmp_path / 'b'}", *args[11:]])
+    assert usage.value.code == 2 and "a system named twice" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([a for a in args if a not in ("--source-lang", "de")])
+    assert "--tokens needs --source-lang" in capsys.readouterr().err
+    assert not out.exists()

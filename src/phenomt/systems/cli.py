@@ -123,16 +123,25 @@ def _add_setting_option(p: argparse.ArgumentParser) -> None:
                         "chrf.word_order=2)")
 
 
-def _analyse_command(args: argparse.Namespace) -> int:
-    from phenomt.systems import analysis
-
+def _read_outputs(args: argparse.Namespace, warn: bool = True
+                  ) -> tuple[list[str], list[str], dict[str, list[str]]]:
+    """The reference, the source and every ``--hyp SYSTEM=FILE`` output of a test set, each
+    checked against the reference; a system named twice is a usage error."""
     names = [name for name, _ in args.hyp]
     if len(set(names)) != len(names):
         args.systems_parser.error(f"--hyp: a system named twice among {', '.join(names)}")
     references = read_text(args.ref)
     sources = read_text(args.src)
     check_line_count(args.src, len(sources), len(references), args.ref)
-    hypotheses = {name: read_output(path, args.ref).lines for name, path in args.hyp}
+    return references, sources, {name: read_output(path, args.ref, warn=warn).lines
+                                 for name, path in args.hyp}
+
+
+def _analyse_command(args: argparse.Namespace) -> int:
+    from phenomt.systems import analysis
+
+    references, sources, hypotheses = _read_outputs(args)
+    names = list(hypotheses)
     tokenize = args.tokenize or default_tokenizer(args.target_lang)
     try:
         frequencies = (analysis.corpus_frequencies(read_text(args.freq_corpus), tokenize,
@@ -164,19 +173,12 @@ def _analyse_command(args: argparse.Namespace) -> int:
 def _sentences_command(args: argparse.Namespace) -> int:
     from phenomt.systems import analysis, sentences
 
-    names = [name for name, _ in args.hyp]
-    if len(set(names)) != len(names):
-        args.systems_parser.error(f"--hyp: a system named twice among {', '.join(names)}")
     if args.tokens and not (args.source_lang and args.target_lang):
         args.systems_parser.error("--tokens needs --source-lang and --target-lang")
     set_names = [name for name, _ in args.set]
     if len(set(set_names)) != len(set_names):
         args.systems_parser.error(f"--set: a set named twice among {', '.join(set_names)}")
-    references = read_text(args.ref)
-    sources = read_text(args.src)
-    check_line_count(args.src, len(sources), len(references), args.ref)
-    hypotheses = {name: read_output(path, args.ref, warn=False).lines
-                  for name, path in args.hyp}
+    references, sources, hypotheses = _read_outputs(args, warn=False)
     record = None
     if args.analysis:
         record = load_json(args.analysis)
