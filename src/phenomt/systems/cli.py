@@ -123,13 +123,28 @@ def _add_setting_option(p: argparse.ArgumentParser) -> None:
                         "chrf.word_order=2)")
 
 
+def _analysis_record(path: str) -> dict:
+    """A ``phenomt systems analyse`` record, refused (naming the file) if it is another."""
+    from phenomt.systems import analysis
+
+    record = load_json(path)
+    if record.get("schema") != analysis.SCHEMA:
+        raise InputError(path, f"not a record of `phenomt systems analyse` ({analysis.SCHEMA})")
+    return record
+
+
+def _refuse_repeats(args: argparse.Namespace, option: str, what: str,
+                    names: list[str]) -> None:
+    """A usage error when ``option`` names one ``what`` twice."""
+    if len(set(names)) != len(names):
+        args.systems_parser.error(f"{option}: a {what} named twice among {', '.join(names)}")
+
+
 def _read_outputs(args: argparse.Namespace, warn: bool = True
                   ) -> tuple[list[str], list[str], dict[str, list[str]]]:
     """The reference, the source and every ``--hyp SYSTEM=FILE`` output of a test set, each
     checked against the reference; a system named twice is a usage error."""
-    names = [name for name, _ in args.hyp]
-    if len(set(names)) != len(names):
-        args.systems_parser.error(f"--hyp: a system named twice among {', '.join(names)}")
+    _refuse_repeats(args, "--hyp", "system", [name for name, _ in args.hyp])
     references = read_text(args.ref)
     sources = read_text(args.src)
     check_line_count(args.src, len(sources), len(references), args.ref)
@@ -171,20 +186,13 @@ def _analyse_command(args: argparse.Namespace) -> int:
 
 
 def _sentences_command(args: argparse.Namespace) -> int:
-    from phenomt.systems import analysis, sentences
+    from phenomt.systems import sentences
 
     if args.tokens and not (args.source_lang and args.target_lang):
         args.systems_parser.error("--tokens needs --source-lang and --target-lang")
-    set_names = [name for name, _ in args.set]
-    if len(set(set_names)) != len(set_names):
-        args.systems_parser.error(f"--set: a set named twice among {', '.join(set_names)}")
+    _refuse_repeats(args, "--set", "set", [name for name, _ in args.set])
     references, sources, hypotheses = _read_outputs(args, warn=False)
-    record = None
-    if args.analysis:
-        record = load_json(args.analysis)
-        if record.get("schema") != analysis.SCHEMA:
-            raise InputError(args.analysis, f"not a record of `phenomt systems analyse` "
-                                            f"({analysis.SCHEMA})")
+    record = _analysis_record(args.analysis) if args.analysis else None
     sets = {name: sentences.read_set(prefix) for name, prefix in args.set}
     setup = tokens = None
     if args.tokens:
@@ -194,7 +202,7 @@ def _sentences_command(args: argparse.Namespace) -> int:
         ref_tokens = scores.read_tokens(args.tokens[1], len(references), args.ref)
         setup = scores.redundancy_setup(ref_tokens, args.target_lang, args.source_lang)
         tokens = (src_tokens, ref_tokens,
-                  {s: word_tokens(lines, args.target_lang) for s, lines in hypotheses.items()})
+                  lambda line: word_tokens([line], args.target_lang)[0])
     try:
         found = sentences.sentences_record(
             testset=args.testset, sources=sources, references=references,
@@ -211,10 +219,7 @@ def _sentences_command(args: argparse.Namespace) -> int:
 def _analysis_table_command(args: argparse.Namespace) -> int:
     from phenomt.systems import analysis
 
-    record = load_json(args.record)
-    if record.get("schema") != analysis.SCHEMA:
-        raise InputError(args.record, f"not a record of `phenomt systems analyse` "
-                                      f"({analysis.SCHEMA})")
+    record = _analysis_record(args.record)
     build, title = analysis.TABLE_KINDS[args.kind]
     frame, notes = build(record)
     write_table(frame, args.md, args.csv, f"{title}: {record['testset']}", notes)

@@ -259,7 +259,7 @@ def _challenge_command(args: argparse.Namespace) -> int:
 
 def _buckets_command(args: argparse.Namespace) -> int:
     fig = draw_buckets(load_json(args.record), args.record)
-    return write_figure(fig, args.output, "2 panels")
+    return write_figure(fig, args.output, f"{len(fig.axes)} panels")
 
 
 def register_cli(tree) -> None:

@@ -26,7 +26,7 @@ output, so the report shows each line once however many groups list it.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from phenomt.core.io import InputError, read_lines
@@ -124,11 +124,11 @@ def sentences_record(*, testset: str, sources: Sequence[str], references: Sequen
                      analysis: Mapping[str, Any] | None = None,
                      shown: int = SHOWN, redundancy: Any = None,
                      tokens: tuple[Sequence[Sequence[str]], Sequence[Sequence[str]],
-                                   Mapping[str, Sequence[Sequence[str]]]] | None = None
+                                   Callable[[str], list[str]]] | None = None
                      ) -> dict[str, Any]:
     """The groups of a test set's cells and the texts of their lines; with a redundancy
-    setup and the word tokens (source, reference, every output), the redundant tokens of
-    every shown output."""
+    setup and the word tokens (the source's and reference's, and the tokenizer of an output
+    line: only the shown lines are tokenized), the redundant tokens of every shown output."""
     if len(sources) != len(references):
         raise ValueError(f"{len(sources)} source lines for {len(references)} references")
     for system, lines in hypotheses.items():
@@ -142,10 +142,10 @@ def sentences_record(*, testset: str, sources: Sequence[str], references: Sequen
                          "hypotheses": {s: h[line - 1] for s, h in hypotheses.items()}}
              for line in used}
     if redundancy is not None and tokens is not None:
-        src_tokens, ref_tokens, hyp_tokens = tokens
+        src_tokens, ref_tokens, tokenize = tokens
         for line in used:
             texts[str(line)]["redundant"] = {
-                s: redundant_tokens(redundancy, hyp_tokens[s][line - 1], src_tokens[line - 1],
-                                    ref_tokens[line - 1]) for s in hypotheses}
+                s: redundant_tokens(redundancy, tokenize(h[line - 1]), src_tokens[line - 1],
+                                    ref_tokens[line - 1]) for s, h in hypotheses.items()}
     return {"schema": SCHEMA, "testset": testset, "systems": list(hypotheses), "shown": shown,
             "groups": groups, "texts": texts}
