@@ -3,9 +3,14 @@ cases whose answers are worked out in the comments."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+from phenomt.core.io import InputError
+from phenomt.core.metrics import base as metrics
 from phenomt.systems import analysis
 from phenomt.systems.analysis import Frequencies
 
@@ -222,3 +227,64 @@ def test_the_record_has_pos_buckets_when_given_the_reference_parse():
         target_lang="en", tokenize="13a", frequencies=freq, samples=50)
     assert plain["pos"] is None
     assert "word recall by POS" not in set(analysis.buckets_table(plain)[0]["analysis"])
+
+
+def _scored(tmp_path, refs: list[str], hyps: dict[str, list[str]]) -> dict[str, Path]:
+    """Each system's ``systems score`` record (BLEU and chrF) of the toy test set."""
+    from phenomt.cli import build_parser
+
+    (tmp_path / "ref.txt").write_text("\n".join(refs) + "\n", encoding="utf-8")
+    found = {}
+    for name, lines in hyps.items():
+        hyp, out = tmp_path / f"{name}.txt", tmp_path / f"{name}.bleu.json"
+        hyp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        args = build_parser(["phenomt.systems.cli"]).parse_args(
+            ["systems", "score", "--testset", "toy", "--system", name, "--hyp", str(hyp),
+             "--ref", str(tmp_path / "ref.txt"), "--src", str(tmp_path / "ref.txt"),
+             "--target-lang", "en", "--metrics", "bleu", "chrf", "--samples", "10",
+             "--output", str(out)])
+        assert args.handler(args) == 0
+        found[name] = out
+    return found
+
+
+def test_the_score_records_statistics_are_taken_as_computed(tmp_path):
+    refs, hyps = _test_set(30)
+    freq = analysis.corpus_frequencies(["the cat"], "13a", "toy")
+    common = dict(testset="toy", hypotheses=hyps, references=refs, sources=refs,
+                  baseline="bad", target_lang="en", tokenize="13a", frequencies=freq,
+                  samples=100, seed=5)
+    records = {n: json.loads(p.read_text("utf-8")) for n, p in _scored(tmp_path, refs,
+                                                                         hyps).items()}
+    plain = analysis.analysis_record(**common)
+    assert analysis.analysis_record(**common, scored=records) == plain
+    # the records' rows are what is used: "good" given "bad"'s chrF rows has no examples
+    swapped = json.loads(json.dumps(records))
+    swapped["good"]["subsets"]["all"]["chrf"] = records["bad"]["subsets"]["all"]["chrf"]
+    taken = analysis.analysis_record(**common, scored=swapped)
+    assert plain["examples"]["systems"]["good"]["system_better"]
+    assert taken["examples"]["systems"]["good"] == {"system_better": [], "baseline_better": []}
+    # computed another way (another signature) or over other lines: computed again here
+    swapped["good"]["subsets"]["all"]["chrf"]["signature"] += "|other"
+    assert analysis.analysis_record(**common, scored=swapped) == plain
+    assert analysis.recorded_statistics(records["good"], metrics.get("chrf"), 29) is None
+
+
+def test_the_analyse_command_refuses_a_record_of_another_file(tmp_path):
+    from phenomt.cli import build_parser
+
+    refs, hyps = _test_set(30)
+    paths = _scored(tmp_path, refs, hyps)
+    argv = ["systems", "analyse", "--testset", "toy", "--hyp",
+            *(f"{n}={tmp_path / n}.txt" for n in hyps), "--src", str(tmp_path / "ref.txt"),
+            "--ref", str(tmp_path / "ref.txt"), "--target-lang", "en",
+            "--freq-corpus", str(tmp_path / "ref.txt"), "--samples", "20",
+            "--output", str(tmp_path / "out.json"), "--scores",
+            f"bad={paths['bad']}", f"good={paths['same']}"]
+    args = build_parser(["phenomt.systems.cli"]).parse_args(argv)
+    with pytest.raises(InputError, match=r"same\.bleu\.json: not a `systems score` record "
+                                         "of good"):
+        args.handler(args)
+    argv[-1] = f"good={paths['good']}"
+    args = build_parser(["phenomt.systems.cli"]).parse_args(argv)
+    assert args.handler(args) == 0

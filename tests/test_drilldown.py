@@ -161,7 +161,7 @@ def test_pos_buckets_open_their_sentences_with_the_words_marked():
     header = ["analysis", "bucket", "size", "system"]
     assert report.row_group(header, ["word recall by POS", "VERB", "2", "A"]) == "pos:VERB"
     page = report.table_html("t", header, [["word recall by POS", "VERB", "2", "A"]],
-                             sentences=record)
+                             sentences=[record])
     assert "He <mark>calls</mark> her." in page and "He <mark>gives</mark> it up." in page
 
 
@@ -227,3 +227,110 @@ def test_the_sentences_command_writes_the_record_and_refuses_bad_input(tmp_path,
         main([a for a in args if a not in ("--source-lang", "de")])
     assert "--tokens needs --source-lang" in capsys.readouterr().err
     assert not out.exists()
+
+
+# --- LTCR pairs (the hand-made set of tests/test_ltcr.py, whose docstring judges every pair)
+
+
+def _mini_ltcr(tmp_path: Path):
+    """The mini set's pair file, its source rows, and its hypotheses (hyp.txt) as system A."""
+    from phenomt.core.metrics import ltcr
+    from tests.test_ltcr import DATA, MINI
+    from tests.test_ltcr import run as run_lexcons
+
+    path = tmp_path / "pairs.json"
+    assert run_lexcons(["lexcons", "pairs", "--testset", str(MINI), "--output", str(path)]) == 0
+    hyps = (DATA / "hyp.txt").read_text(encoding="utf-8").splitlines()
+    return ltcr.read_pair_file(path), hyps, DATA / "hyp.align"
+
+
+def _hand_aligned(monkeypatch, pair_file, hyps, alignment):
+    """``ltcr.align`` answering with the hand alignment of the rows asked for (found by their
+    source), hypotheses split on spaces as hyp.align counts them."""
+    from phenomt.core.metrics import ltcr
+
+    whole = [tuple(h.split()) for h in hyps]
+    hand = ltcr.read_alignment(alignment, pair_file.source, whole)
+    row_of = {source: row for row, source in enumerate(pair_file.source)}
+
+    def align(model, sources, targets):
+        rows = [row_of[tuple(s)] for s in sources]
+        assert [tuple(t) for t in targets] == [whole[r] for r in rows]
+        return [hand[r] for r in rows]
+
+    monkeypatch.setattr(ltcr, "align", align)
+    monkeypatch.setattr(ltcr, "tokenize_hypotheses", lambda lines: [x.split() for x in lines])
+
+
+def test_ltcr_pairs_show_the_hand_judged_verdicts_and_aligned_words(tmp_path, monkeypatch):
+    pair_file, hyps, alignment = _mini_ltcr(tmp_path)
+    _hand_aligned(monkeypatch, pair_file, hyps, alignment)
+    group = sentences.ltcr_group("mini", pair_file, {"A": hyps}, "unused-model")
+    assert group["size"] == 16 and len(group["pairs"]) == 16 and group["lines"] == [1, 2, 3,
+                                                                                    4, 5, 6]
+    verdicts = [p["systems"]["A"]["verdict"] for p in group["pairs"]]
+    # 14 judged, 7 consistent, 2 unjudged (政策 s2t3 is "it", a function word)
+    assert (verdicts.count("consistent"), verdicts.count("inconsistent"),
+            verdicts.count("unjudged")) == (7, 7, 2)
+    found = [(p["word"], *p["lines"], p["systems"]["A"]) for p in group["pairs"]]
+    assert ("医生", 1, 2, {"first": "the doctor", "second": "doctors",
+                          "verdict": "consistent"}) in found
+    assert ("医生", 1, 3, {"first": "the doctor", "second": "physician",
+                          "verdict": "inconsistent"}) in found
+    assert ("政策", 4, 6, {"first": "policies", "second": "it", "verdict": "unjudged"}) in found
+    # line 1: 医生 (t0) and 医院 (t2) starred; their aligned words "the doctor", "the hospital"
+    assert group["marked_source"]["1"].split()[:3] == ["*医生*", "在", "*医院*"]
+    assert group["aligned"]["1"]["A"]["marked"] == [0, 1, 4, 5]
+    # the first three pairs only: their lines, and the size still counts every pair
+    first = sentences.ltcr_group("mini", pair_file, {"A": hyps}, "unused-model", shown=3)
+    assert len(first["pairs"]) == 3 and first["size"] == 16
+    assert first["lines"] == sorted({line for p in first["pairs"] for line in p["lines"]})
+
+
+def test_ltcr_pairs_agree_with_the_metrics_pass_over_the_whole_test_set(tmp_path):
+    """A trained aligner: the shown pairs' lines aligned alone give the verdicts the
+    registered metric's alignment of every line gives."""
+    from phenomt.core.metrics import ltcr
+    from tests.test_ltcr import MINI
+    from tests.test_ltcr import run as run_lexcons
+
+    pair_file, hyps, _ = _mini_ltcr(tmp_path)
+    model = tmp_path / "model"
+    assert run_lexcons(["lexcons", "align-train", "--testset", str(MINI), "--model-dir",
+                        str(model)]) == 0
+    tokens = ltcr.tokenize_hypotheses(hyps)
+    whole = ltcr.judge_hypothesis(pair_file.pairs, pair_file.offsets, tokens,
+                                  ltcr.align(model, pair_file.source, tokens),
+                                  ltcr.make_stemmer(), ltcr.load_function_words())
+    names = {True: "consistent", False: "inconsistent", None: "unjudged"}
+    expected = [names[v] for p, v in zip(pair_file.pairs, whole, strict=True) if p.in_all]
+    for shown in (2, 16):  # lines of the second document only in the longer one
+        group = sentences.ltcr_group("mini", pair_file, {"A": hyps}, model, shown=shown)
+        assert [p["systems"]["A"]["verdict"] for p in group["pairs"]] == expected[:shown]
+
+
+def test_ltcr_table_rows_open_their_test_sets_pairs(tmp_path, monkeypatch):
+    pair_file, hyps, alignment = _mini_ltcr(tmp_path)
+    _hand_aligned(monkeypatch, pair_file, hyps, alignment)
+    refs = [f"reference {i}" for i in range(6)]
+    record = sentences.sentences_record(testset="mini", sources=[f"s{i}" for i in range(6)],
+                                        references=refs, hypotheses={"A": hyps},
+                                        ltcr=(pair_file, "unused-model"))
+    assert list(record["groups"]) == ["ltcr:mini"]
+    header = ["test set", "system", "L-All % [95% CI]", "pairs"]
+    assert report.row_group(header, ["mini", "A (baseline)", "50.0 [40, 60]", "16"]) == \
+        "ltcr:mini"
+    other = {**record, "testset": "other", "groups": {}}
+    page = report.table_html("LTCR", header, [["mini", "A", "50.0", "16"],
+                                              ["mini", "reference (calibration)", "80", "16"],
+                                              ["other", "A", "40.0", "9"]],
+                             sentences=[other, record])
+    assert page.count('class="drill"') == 1 and page.count('<label for="drill-0"') == 8
+    assert '<td class="inconsistent" title="inconsistent">the doctor / physician ≠</td>' in page
+    assert "<mark>医生</mark>" in page
+    assert '<mark class="ltcr">doctor</mark>' in page
+    assert "16 of 16 pairs" not in page and "16 pairs" in page
+    with pytest.raises(ValueError, match="pair set has 6 sentences, the test set 2"):
+        sentences.sentences_record(testset="mini", sources=["a", "b"], references=["a", "b"],
+                                   hypotheses={"A": ["a", "b"]},
+                                   ltcr=(pair_file, "unused-model"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import os
 import re
 import shutil
@@ -422,8 +423,16 @@ def test_evaluate_docids_scores_ltcr_of_zh_en_outputs_and_the_reference(tmp_path
         value, low, high = (float(x) for x in re.findall(r"[\d.]+", row["L-All % [95% CI]"]))
         assert 0 < low <= value <= high < 100 and int(row["judged"]) > 0
     assert rows["Facebook-AI"]["paired test"].startswith("vs NiuTrans: ΔL-All ")
-    # the table has its HTML view for the report
-    assert (tmp_path / "eval" / "results" / "report" / "systems" / "systems_ltcr.html").is_file()
+    # the table has its HTML view for the report, whose rows open the first LTCR pairs with
+    # each system's aligned words and verdicts
+    page = (tmp_path / "eval" / "results" / "report" / "systems" / "systems_ltcr.html")
+    assert 'data-group="ltcr:ted.zh-en"' in page.read_text(encoding="utf-8")
+    drill = json.loads((tmp_path / "eval" / "results" / "systems" / "ted.zh-en" /
+                        "sentences.json").read_text(encoding="utf-8"))["groups"]["ltcr:ted.zh-en"]
+    assert len(drill["pairs"]) == 20 and drill["size"] > 20
+    assert {v["verdict"] for p in drill["pairs"] for v in p["systems"].values()} <= {
+        "consistent", "inconsistent", "unjudged"}
+    assert all(set(p["systems"]) == {"NiuTrans", "Facebook-AI"} for p in drill["pairs"])
 
     # one more system: only its own jobs (its LTCR among them) and the tables run
     again = _evaluate_ted(tmp_path, mirror, "DIDI-NLP")

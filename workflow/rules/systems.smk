@@ -192,7 +192,7 @@ rule systems_analysis:
         "phenomt systems analyse {params.args} --output {output:q} > {log:q} 2>&1"
 
 
-# The sentences behind a test set's challenge-set, bucket and example cells, which the
+# The sentences behind a test set's challenge-set, bucket, example and LTCR cells, which the
 # report's table views open on a click.
 rule systems_sentences:
     input:

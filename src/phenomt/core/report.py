@@ -74,31 +74,33 @@ def _cell(text: str, column: str, toggle: str | None = None) -> str:
     return f"<td{attribute}>{shown}</td>"
 
 
-def _body(header: Sequence[str], rows: Sequence[Sequence[str]], sentences: dict | None
-          ) -> str:
-    """The table's rows; with ``sentences``, each run of rows naming one group opens that
-    group's sentences in a row below the run (its cells are labels of the run's toggle)."""
-    groups = sentences["groups"] if sentences else {}
+def _body(header: Sequence[str], rows: Sequence[Sequence[str]],
+          sentences: Sequence[dict] = ()) -> str:
+    """The table's rows; with ``sentences`` records, each run of rows naming one of their
+    groups opens that group's sentences in a row below the run (its cells are labels of the
+    run's toggle)."""
+    owner = {key: record for record in sentences for key in record["groups"]}
     keys = [row_group(header, row) if sentences else None for row in rows]
-    keys = [key if key in groups else None for key in keys]
+    keys = [key if key in owner else None for key in keys]
     out, runs = [], 0
     for i, row in enumerate(rows):
         toggle = f"drill-{runs}" if keys[i] else None
         out.append("<tr>" + "".join(_cell(text, column, toggle) for text, column
                                     in zip(row, header, strict=False)) + "</tr>")
         if keys[i] and (i + 1 == len(rows) or keys[i + 1] != keys[i]):
+            record = owner[keys[i]]
             out.append(f'<tr class="drill"><td colspan="{len(header)}">'
                        f'<input type="checkbox" class="drill-toggle" id="{toggle}">'
                        f'<div class="sentences" data-group="{html.escape(keys[i])}">'
-                       f"{drill_html(groups[keys[i]], sentences)}</div></td></tr>")
+                       f"{drill_html(record['groups'][keys[i]], record)}</div></td></tr>")
             runs += 1
     return "\n".join(out)
 
 
 def table_html(title: str, header: Sequence[str], rows: Sequence[Sequence[str]],
-               notes: Sequence[str] = (), sentences: dict | None = None) -> str:
+               notes: Sequence[str] = (), sentences: Sequence[dict] = ()) -> str:
     """One self-contained HTML page: the title, the table (empty cells as a dash, the
-    paper's columns greyed) and the notes; with a sentences record, the rows it covers open
+    paper's columns greyed) and the notes; with sentences records, the rows they cover open
     their sentences (:func:`row_group`)."""
     head = "".join(f'<th{" class=paper" if c.startswith("paper") else ""}>{html.escape(c)}</th>'
                    for c in header)
@@ -127,6 +129,7 @@ div.sentences { padding: 6px 10px; background: #fafafa; border: 1px solid #ccc; 
 div.sentence { margin-bottom: 8px; } div.sentence dt { color: #666; float: left; width: 11em; }
 div.sentence dd { margin-left: 11.5em; } mark { background: #ffe08a; }
 mark.crr { background: #f6b0b0; } mark.drr { background: #b9d3f5; }
+table.pairs td, table.pairs th { font-size: 90%; } td.inconsistent { color: #a00; }
 """
 _STARRED = re.compile(r"(?<!\S)\*(\S+?)\*(?!\S)")
 #: The analyses' bucket kinds by the "analysis" column of the buckets table.
@@ -136,8 +139,11 @@ _BUCKET_KINDS = {"word F by frequency": "frequency", "BLEU by reference length":
 
 def row_group(header: Sequence[str], row: Sequence[str]) -> str | None:
     """The sentences group a table row names (:func:`phenomt.systems.sentences.group_key`):
-    its challenge set, its line, or its analysis bucket."""
+    its challenge set, its line, its analysis bucket, or (a row of the LTCR table) its test
+    set's LTCR pairs."""
     cells = dict(zip(header, row, strict=False))
+    if cells.get("test set") and any(c.startswith("L-All") for c in header):
+        return f"ltcr:{cells['test set']}"
     if cells.get("set"):
         return f"set:{cells['set']}"
     if cells.get("line"):
@@ -180,20 +186,55 @@ def _redundancy_marked(found: dict) -> str:
     return " ".join(out)
 
 
+_VERDICT_SIGN = {"consistent": "=", "inconsistent": "≠", "unjudged": "?"}
+
+
+def _pairs_html(pairs: Sequence[dict], systems: Sequence[str]) -> str:
+    """An LTCR group's pairs: the word, its two lines, and per system the words aligned to
+    each occurrence with the verdict (= consistent, ≠ inconsistent, ? unjudged)."""
+    head = "".join(f"<th>{html.escape(s)}</th>" for s in systems)
+    rows = []
+    for pair in pairs:
+        cells = []
+        for system in systems:
+            found = pair["systems"][system]
+            words = " / ".join(html.escape(w) if w else "–"
+                               for w in (found["first"], found["second"]))
+            cells.append(f'<td class="{found["verdict"]}" title="{found["verdict"]}">'
+                         f'{words} {_VERDICT_SIGN[found["verdict"]]}</td>')
+        rows.append(f"<tr><td>{html.escape(pair['word'])}</td>"
+                    f"<td>{pair['lines'][0]}, {pair['lines'][1]}</td>{''.join(cells)}</tr>")
+    return (f'<table class="pairs"><thead><tr><th>word</th><th>lines</th>{head}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table>")
+
+
+def _tokens_marked(tokens: Sequence[str], marked: Sequence[int], kind: str) -> str:
+    """Word tokens with those at ``marked`` in ``<mark class=kind>``."""
+    chosen = set(marked)
+    return " ".join(f'<mark class="{kind}">{html.escape(t)}</mark>' if i in chosen
+                    else html.escape(t) for i, t in enumerate(tokens))
+
+
 def drill_html(group: dict, record: dict) -> str:
     """The sentences of one group: per line its source (the phenomenon marked), reference
-    (a bucket's words marked) and every system's output."""
+    (a bucket's words marked) and every system's output; an LTCR group first lists its
+    pairs and marks in each output the words aligned to the pair's source word."""
     lines = group["lines"]
-    size = group.get("size")
-    count = (f"{len(lines)} of {size} sentences" if size is not None and size > len(lines)
-             else f"{len(lines)} sentences" if size is not None
-             else f"the first {len(lines)} sentences")
+    size, unit = group.get("size"), group.get("unit", "sentences")
+    shown = len(group["pairs"]) if "pairs" in group else len(lines)
+    count = (f"{shown} of {size} {unit}" if size is not None and size > shown
+             else f"{shown} {unit}" if size is not None
+             else f"the first {shown} {unit}")
+    aligned = group.get("aligned", {})
     parts = [f"<p><b>{html.escape(group['label'])}</b>: {count}"
              + (f"; {html.escape(group['marking'])}" if group.get("marking") else "")
              + ("; in the outputs, word tokens repeated <mark class=\"crr\">continuously"
                 "</mark> or <mark class=\"drr\">discontinuously</mark> as CRR/DRR count them"
-                if any(record["texts"][str(line)].get("redundant") for line in lines) else "")
+                if not aligned and any(record["texts"][str(line)].get("redundant")
+                                       for line in lines) else "")
              + ".</p>"]
+    if "pairs" in group:
+        parts.append(_pairs_html(group["pairs"], record["systems"]))
     for line in lines:
         text = record["texts"][str(line)]
         marked = group.get("marked_source", {}).get(str(line))
@@ -201,9 +242,16 @@ def drill_html(group: dict, record: dict) -> str:
         rows = [("source", _marked(marked) if marked else html.escape(text["source"])),
                 ("reference", _with_words(text["reference"], words))]
         redundant = text.get("redundant", {})
-        rows += [(system, _redundancy_marked(redundant[system]) if system in redundant
-                  and (redundant[system]["continuous"] or redundant[system]["discontinuous"])
-                  else html.escape(hyp)) for system, hyp in text["hypotheses"].items()]
+        for system, hyp in text["hypotheses"].items():
+            found = aligned.get(str(line), {}).get(system)
+            if found is not None:
+                shown_hyp = _tokens_marked(found["tokens"], found["marked"], "ltcr")
+            elif system in redundant and (redundant[system]["continuous"]
+                                          or redundant[system]["discontinuous"]):
+                shown_hyp = _redundancy_marked(redundant[system])
+            else:
+                shown_hyp = html.escape(hyp)
+            rows.append((system, shown_hyp))
         items = "".join(f"<dt>{html.escape(name)}</dt><dd>{value}</dd>" for name, value in rows)
         parts.append(f'<div class="sentence" data-line="{line}"><p>line {line}</p>'
                      f"<dl>{items}</dl></div>")
@@ -223,7 +271,7 @@ def load_sentences(path: str | os.PathLike[str]) -> dict:
 def _table_command(args: argparse.Namespace) -> int:
     title, notes = markdown_parts(args.md)
     header, rows = read_rows(args.csv)
-    sentences = load_sentences(args.sentences) if args.sentences else None
+    sentences = [load_sentences(path) for path in args.sentences]
     with atomic_write(args.output) as out:
         out.write(table_html(title, header, rows, notes, sentences))
     print(f"{args.output}: {len(rows)} rows")
@@ -235,6 +283,8 @@ def register_cli(tree) -> None:
                  "Snakemake report", _table_command)
     p.add_argument("--csv", required=True, help="the table's CSV file")
     p.add_argument("--md", required=True, help="its Markdown file (title and notes)")
-    p.add_argument("--sentences", help="the test set's `phenomt systems sentences` record: "
-                   "rows naming its challenge sets, buckets or lines open their sentences")
+    p.add_argument("--sentences", nargs="+", default=[],
+                   help="`phenomt systems sentences` records (the table's test set's, or for "
+                        "the LTCR table every LTCR test set's): rows naming their challenge "
+                        "sets, buckets, lines or LTCR pairs open their sentences")
     p.add_argument("--output", required=True, help="the HTML page")

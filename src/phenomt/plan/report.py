@@ -63,8 +63,13 @@ class ReportPlan:
         return [self.view(n) for n in names]
 
     def sentences(self, table: str) -> list[str]:
-        """The sentences record a given-systems table of one test set opens its cells from
-        (``systems_ldd_table4.<test set>``, ``systems_buckets.<test set>``, ...), if any."""
+        """The sentences records a given-systems table opens its cells from: its test set's
+        (``systems_ldd_table4.<test set>``, ``systems_buckets.<test set>``, ...), or for the
+        LTCR table, which spans test sets, every LTCR test set's."""
+        if table == "systems_ltcr":
+            return [self.plan.systems.sentences_json(t)
+                    for t in self.plan.systems.ltcr_testsets
+                    if t in self.plan.systems.sentences_testsets]
         stem, _, testset = table.partition(".")
         if stem not in DRILL_TABLES or testset not in self.plan.systems.sentences_testsets:
             return []
@@ -72,7 +77,7 @@ class ReportPlan:
 
     def sentences_args(self, table: str) -> str:
         found = self.sentences(table)
-        return shell_args([("--sentences", found[0])]) if found else ""
+        return shell_args([("--sentences", found)]) if found else ""
 
     def inputs(self) -> list[str]:
         """Everything the report shows: the run's targets and the table views."""

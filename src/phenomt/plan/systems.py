@@ -537,11 +537,13 @@ class SystemsPlan(SectionPlan):
         return [self.ldd.parse_output(ldd_corpus(testset), tgt)]
 
     def analysis_inputs(self, testset: str) -> list[str]:
-        """Every system's output, the source and reference, the frequency corpus if any, the
-        reference's parse if any."""
+        """Every system's output and score record (its BLEU and chrF sentence statistics),
+        the source and reference, the frequency corpus if any, the reference's parse if
+        any."""
         return [*(self.hyp(testset, s) for s in self.systems(testset)), self.source(testset),
                 self.reference(testset), *self._freq_corpus(testset),
-                *self._reference_parse(testset)]
+                *self._reference_parse(testset),
+                *(self.bleu_json(testset, s) for s in self.systems(testset))]
 
     def analysis_args(self, testset: str) -> str:
         freq, parse = self._freq_corpus(testset), self._reference_parse(testset)
@@ -554,13 +556,16 @@ class SystemsPlan(SectionPlan):
             ("--freq-corpus", freq[0] if freq else None),
             ("--ref-conllu", parse[0] if parse else None),
             ("--udpipe-model", self.ldd.section["udpipe"][tgt] if parse else None),
+            ("--scores", [f"{s}={self.bleu_json(testset, s)}" for s in self.systems(testset)]),
             ("--samples", self.section["samples"]), ("--seed", self.section["seed"])])
 
     # --- the sentences behind the cells, for the report's drill-down -------------------------
     @property
     def sentences_testsets(self) -> list[str]:
-        """Test sets with challenge sets or analyses: their cells open their sentences."""
-        covered = set(self.ldd_testsets) | set(self.analysis_testsets)
+        """Test sets with challenge sets, analyses or LTCR: their cells open their
+        sentences."""
+        covered = set(self.ldd_testsets) | set(self.analysis_testsets) | set(
+            self.ltcr_testsets)
         return [t for t in self.testsets if t in covered]
 
     def sentences_json(self, testset: str) -> str:
@@ -573,12 +578,14 @@ class SystemsPlan(SectionPlan):
 
     def sentences_inputs(self, testset: str) -> list[str]:
         """Every output, source and reference; each challenge set's ids and marked source;
-        the analysis record, when the test set has one."""
+        the analysis record, when the test set has one; its LTCR pairs and aligner."""
         sets = [f"{prefix}{ext}" for _, prefix in self._drill_sets(testset)
                 for ext in (".ids", ".src_marked")]
         analysis = [self.analysis_json(testset)] if testset in self.analysis_testsets else []
+        ltcr = ([self.ltcr_pairs(testset), self.ltcr_align_model(testset)]
+                if testset in self.ltcr_testsets else [])
         return [*(self.hyp(testset, s) for s in self.systems(testset)), self.source(testset),
-                self.reference(testset), *sets, *analysis, *self.tokens(testset)]
+                self.reference(testset), *sets, *analysis, *ltcr, *self.tokens(testset)]
 
     def sentences_args(self, testset: str) -> str:
         analysis = self.analysis_json(testset) if testset in self.analysis_testsets else None
@@ -589,6 +596,8 @@ class SystemsPlan(SectionPlan):
             ("--set", [f"{name}={prefix}" for name, prefix in self._drill_sets(testset)]
              or None),
             ("--analysis", analysis), ("--tokens", self.tokens(testset)),
+            ("--ltcr", [self.ltcr_pairs(testset), self.ltcr_align_dir(testset)]
+             if testset in self.ltcr_testsets else None),
             ("--source-lang", self._langs(testset)[0]),
             ("--target-lang", self._langs(testset)[1])])
 

@@ -426,15 +426,32 @@ def examples(chrf: Sequence[float], base_chrf: Sequence[float], shown: int = EXA
 
 # --------------------------------------------------------------------------- the record
 
+def recorded_statistics(record: Mapping[str, Any] | None, metric: Any, lines: int
+                        ) -> np.ndarray | None:
+    """A ``systems score`` record's sentence statistics of ``metric`` over every line of the
+    test set, if it has them with ``metric``'s signature (the same tokenization and
+    settings); None otherwise, and the caller computes them."""
+    if not record:
+        return None
+    found = record["subsets"].get("all", {}).get(metric.name)
+    if not found or found["signature"] != metric.signature() or "statistics" not in found:
+        return None
+    rows = np.asarray(found["statistics"]["rows"], dtype=np.float64)
+    return rows if rows.shape[0] == lines else None
+
+
 def analysis_record(*, testset: str, hypotheses: Mapping[str, Sequence[str]],
                     references: Sequence[str], sources: Sequence[str], baseline: str,
                     target_lang: str, tokenize: str, frequencies: Frequencies,
                     samples: int = resample.DEFAULT_SAMPLES,
                     seed: int = resample.DEFAULT_SEED,
                     reference_parse: Sequence[Any] | None = None,
-                    parse_note: str = "") -> dict:
+                    parse_note: str = "",
+                    scored: Mapping[str, Mapping[str, Any]] | None = None) -> dict:
     """Buckets, n-gram differences and examples of every system of one test set against the
-    baseline; every interval and test on one set of resamples of the test set."""
+    baseline; every interval and test on one set of resamples of the test set. ``scored``:
+    systems' ``systems score`` records, whose BLEU and chrF sentence statistics are taken
+    instead of computed again where they were computed the same way."""
     if baseline not in hypotheses:
         raise ValueError(f"baseline {baseline!r} is not one of the systems")
     for system, lines in hypotheses.items():
@@ -443,11 +460,17 @@ def analysis_record(*, testset: str, hypotheses: Mapping[str, Sequence[str]],
     engine = resample.Resampler(len(references), samples, seed)
     ref_tokens = ribes_tokens(references, tokenize)
     tokens = {s: ribes_tokens(lines, tokenize) for s, lines in hypotheses.items()}
+    scored = scored or {}
     bleu = metrics.get("bleu", tokenize=tokenize)
-    bleu_stats = {s: bleu.statistics(lines, references) for s, lines in hypotheses.items()}
     chrf = metrics.get("chrf")
-    sentence_chrf = {s: chrf.sentence_scores(lines, references)
-                     for s, lines in hypotheses.items()}
+
+    def statistics(metric: Any, system: str) -> np.ndarray:
+        found = recorded_statistics(scored.get(system), metric, len(references))
+        return found if found is not None else metric.statistics(hypotheses[system],
+                                                                 references)
+
+    bleu_stats = {s: statistics(bleu, s) for s in hypotheses}
+    sentence_chrf = {s: [chrf.score(row) for row in statistics(chrf, s)] for s in hypotheses}
     matched = {s: matched_ngrams(t, ref_tokens) for s, t in tokens.items()}
     others = [s for s in hypotheses if s != baseline]
     pos = None

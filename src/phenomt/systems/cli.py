@@ -152,6 +152,25 @@ def _read_outputs(args: argparse.Namespace, warn: bool = True
                                  for name, path in args.hyp}
 
 
+def _score_records(args: argparse.Namespace, hyps: dict[str, str], lines: int
+                   ) -> dict[str, dict]:
+    """The ``--scores SYSTEM=FILE`` records, each checked to be a score record of that
+    system's ``--hyp`` file over the test set's lines."""
+    found = {}
+    for name, path in args.scores:
+        record = load_json(path)
+        if name not in hyps:
+            args.systems_parser.error(f"--scores {name}: not a system of --hyp")
+        if (not isinstance(record, dict) or "subsets" not in record
+                or record.get("system") != name):
+            raise InputError(path, f"not a `systems score` record of {name}")
+        if record.get("hypothesis") != hyps[name] or record.get("lines") != lines:
+            raise InputError(path, f"scored {record.get('hypothesis')} ({record.get('lines')} "
+                                   f"lines), not {hyps[name]} ({lines} lines)")
+        found[name] = record
+    return found
+
+
 def _analyse_command(args: argparse.Namespace) -> int:
     from phenomt.systems import analysis
 
@@ -174,7 +193,8 @@ def _analyse_command(args: argparse.Namespace) -> int:
             target_lang=args.target_lang, tokenize=tokenize, frequencies=frequencies,
             samples=args.samples, seed=args.seed, reference_parse=parse,
             parse_note=f"UDPipe parse of the reference, model {args.udpipe_model}"
-            if args.udpipe_model else "UDPipe parse of the reference")
+            if args.udpipe_model else "UDPipe parse of the reference",
+            scored=_score_records(args, dict(args.hyp), len(references)))
     except InputError:
         raise
     except ValueError as err:
@@ -203,11 +223,16 @@ def _sentences_command(args: argparse.Namespace) -> int:
         setup = scores.redundancy_setup(ref_tokens, args.target_lang, args.source_lang)
         tokens = (src_tokens, ref_tokens,
                   lambda line: word_tokens([line], args.target_lang)[0])
+    pair_set = None
+    if args.ltcr:
+        from phenomt.core.metrics.ltcr import read_pair_file
+
+        pair_set = (read_pair_file(args.ltcr[0]), args.ltcr[1])
     try:
         found = sentences.sentences_record(
             testset=args.testset, sources=sources, references=references,
             hypotheses=hypotheses, sets=sets, analysis=record, shown=args.shown,
-            redundancy=setup, tokens=tokens)
+            redundancy=setup, tokens=tokens, ltcr=pair_set)
     except ValueError as err:
         args.systems_parser.error(str(err))
     write_json(args.output, found)
@@ -540,13 +565,17 @@ def register_cli(tree) -> None:
     p.add_argument("--freq-corpus", metavar="FILE",
                    help="target-language training text whose word counts make the frequency "
                         "buckets (default: the wordfreq list of the language)")
+    p.add_argument("--scores", nargs="+", action="extend", default=[], type=named_file,
+                   metavar="SYSTEM=FILE",
+                   help="systems' `systems score` records: their BLEU and chrF sentence "
+                        "statistics are used where computed as here, not computed again")
     p.add_argument("--samples", type=positive_int, default=1000)
     p.add_argument("--seed", type=positive_int, default=scores.DEFAULT_SEED)
     p.add_argument("--output", required=True)
     p.set_defaults(systems_parser=p)
 
     p = tree.add("systems sentences", "The sentences behind a test set's challenge-set, "
-                 "bucket and example cells (source, reference, every output, the phenomenon "
+                 "bucket, example and LTCR cells (source, reference, every output, the phenomenon "
                  "marked), for the report's drill-down", _sentences_command)
     p.add_argument("--testset", required=True)
     p.add_argument("--hyp", nargs="+", action="extend", required=True, type=named_file,
@@ -563,8 +592,12 @@ def register_cli(tree) -> None:
                         "output's redundant tokens as its CRR/DRR job counts them")
     p.add_argument("--source-lang", help="with --tokens")
     p.add_argument("--target-lang", help="with --tokens")
+    p.add_argument("--ltcr", nargs=2, metavar=("PAIRS", "ALIGN_DIR"),
+                   help="the test set's LTCR pair set (`lexcons pairs`) and aligner "
+                        "(`lexcons align-train`): show its first pairs, each system's "
+                        "aligned words and verdicts")
     p.add_argument("--shown", type=positive_int, default=20,
-                   help="sentences shown per challenge set (default 20)")
+                   help="sentences shown per challenge set, LTCR pairs shown (default 20)")
     p.add_argument("--output", required=True)
     p.set_defaults(systems_parser=p)
 

@@ -12,7 +12,11 @@ table's rows name them (:func:`group_key`):
   ``frequency:BUCKET`` and ``pos:TAG``: the first sentences whose reference has words of that
   frequency bucket or part of speech, with those words (all from the ``systems analyse``
   record);
-- ``line:N``: one line, as an example of the examples table.
+- ``line:N``: one line, as an example of the examples table;
+- ``ltcr:TESTSET``: the first pairs of the test set's LTCR (L-All): two occurrences of a
+  repeated source word in one document, the word in *stars* in the segmented source of both
+  lines, and per system the words aligned to each occurrence and its verdict (consistent,
+  inconsistent or unjudged), as the LTCR metric judges them (:func:`ltcr_group`).
 
 With the test set's word tokens, each output of a shown line also carries its redundant tokens
 as the systems' CRR/DRR jobs count them (:func:`phenomt.systems.scores.redundancy_setup`, the
@@ -102,6 +106,61 @@ def _analysis_groups(record: Mapping[str, Any]) -> dict[str, dict]:
     return groups
 
 
+def ltcr_group(testset: str, pair_file: Any, hypotheses: Mapping[str, Sequence[str]],
+               align_model: str | os.PathLike[str], shown: int = SHOWN) -> dict[str, Any]:
+    """The first ``shown`` L-All pairs of a test set (in test-set order) with every system's
+    translation of both occurrences and its verdict.
+
+    The verdicts are the registered metric's: hypotheses tokenized as it does, aligned with
+    the test set's LTCR aligner, judged with its default stemmer and function words. Only the
+    shown pairs' lines are aligned; a trained model aligns each sentence on its own, so they
+    get the alignment the metric's full pass gives them."""
+    from phenomt.core.metrics import ltcr
+
+    pairs = [p for p in pair_file.pairs if p.in_all][:shown]
+    rows = sorted({pair_file.offsets[p.document] + pos[0] for p in pairs
+                   for pos in (p.first, p.second)})
+    at = {row: k for k, row in enumerate(rows)}
+    source = [pair_file.source[row] for row in rows]
+    # the pairs re-indexed onto the shown rows: document 0 starts at row 0 of ``rows``
+    local = [ltcr.Pair(0, (at[pair_file.offsets[p.document] + p.first[0]], p.first[1]),
+                       (at[pair_file.offsets[p.document] + p.second[0]], p.second[1]),
+                       p.word_class, p.in_all, p.in_anno) for p in pairs]
+    stemmer, function_words = ltcr.make_stemmer(), ltcr.load_function_words()
+    starred: dict[int, set[int]] = {}
+    for pair in local:
+        for sentence, token in (pair.first, pair.second):
+            starred.setdefault(sentence, set()).add(token)
+    verdict_names = {True: "consistent", False: "inconsistent", None: "unjudged"}
+    entries = [{"word": source[p.first[0]][p.first[1]], "class": p.word_class,
+                "lines": [rows[p.first[0]] + 1, rows[p.second[0]] + 1], "systems": {}}
+               for p in local]
+    aligned: dict[str, dict[str, Any]] = {str(row + 1): {} for row in rows}
+    for system, lines in hypotheses.items():
+        tokens = ltcr.tokenize_hypotheses(lines[row] for row in rows)
+        alignments = ltcr.align(align_model, source, tokens)
+        targets = [ltcr.aligned_targets(points) for points in alignments]
+        verdicts = ltcr.judge_hypothesis(local, [0], tokens, alignments, stemmer,
+                                         function_words)
+        for entry, pair, verdict in zip(entries, local, verdicts, strict=True):
+            words = [" ".join(tokens[s][j] for j in targets[s].get(t, []))
+                     for s, t in (pair.first, pair.second)]
+            entry["systems"][system] = {"first": words[0], "second": words[1],
+                                        "verdict": verdict_names[verdict]}
+        for k, row in enumerate(rows):
+            marked = sorted({j for t in starred[k] for j in targets[k].get(t, [])})
+            aligned[str(row + 1)][system] = {"tokens": tokens[k], "marked": marked}
+    return {"label": f"LTCR pairs of {testset} (L-All)",
+            "size": sum(p.in_all for p in pair_file.pairs), "unit": "pairs",
+            "lines": [row + 1 for row in rows],
+            "marked_source": {str(row + 1): " ".join(f"*{w}*" if j in starred[k] else w
+                                                     for j, w in enumerate(source[k]))
+                              for k, row in enumerate(rows)},
+            "marking": "the repeated source word of each pair in *stars* (the segmented "
+                       "source); in each output the words aligned to it",
+            "pairs": entries, "aligned": aligned}
+
+
 def redundant_tokens(setup: Any, hypothesis: Sequence[str], source: Sequence[str],
                      reference: Sequence[str]) -> dict[str, Any]:
     """One output's tokens and the positions of its redundant ones (the later token of each
@@ -124,11 +183,14 @@ def sentences_record(*, testset: str, sources: Sequence[str], references: Sequen
                      analysis: Mapping[str, Any] | None = None,
                      shown: int = SHOWN, redundancy: Any = None,
                      tokens: tuple[Sequence[Sequence[str]], Sequence[Sequence[str]],
-                                   Callable[[str], list[str]]] | None = None
+                                   Callable[[str], list[str]]] | None = None,
+                     ltcr: tuple[Any, str | os.PathLike[str]] | None = None
                      ) -> dict[str, Any]:
     """The groups of a test set's cells and the texts of their lines; with a redundancy
     setup and the word tokens (the source's and reference's, and the tokenizer of an output
-    line: only the shown lines are tokenized), the redundant tokens of every shown output."""
+    line: only the shown lines are tokenized), the redundant tokens of every shown output;
+    with ``ltcr`` (the test set's pair set and its LTCR aligner), the ``ltcr:TESTSET``
+    group."""
     if len(sources) != len(references):
         raise ValueError(f"{len(sources)} source lines for {len(references)} references")
     for system, lines in hypotheses.items():
@@ -137,6 +199,13 @@ def sentences_record(*, testset: str, sources: Sequence[str], references: Sequen
     groups = _set_groups(sets or {}, shown, len(references))
     if analysis is not None:
         groups.update(_analysis_groups(analysis))
+    if ltcr is not None:
+        pair_file, align_model = ltcr
+        if sum(pair_file.sentences) != len(references):
+            raise ValueError(f"the LTCR pair set has {sum(pair_file.sentences)} sentences, "
+                             f"the test set {len(references)}")
+        groups[group_key("ltcr", testset)] = ltcr_group(testset, pair_file, hypotheses,
+                                                        align_model, shown)
     used = sorted({line for group in groups.values() for line in group["lines"]})
     texts = {str(line): {"source": sources[line - 1], "reference": references[line - 1],
                          "hypotheses": {s: h[line - 1] for s, h in hypotheses.items()}}
