@@ -11,7 +11,7 @@ import pytest
 
 from phenomt.core.io import InputError
 from phenomt.core.metrics import base as metrics
-from phenomt.systems import analysis
+from phenomt.systems import analysis, scores
 from phenomt.systems.analysis import Frequencies
 
 
@@ -267,7 +267,10 @@ def test_the_score_records_statistics_are_taken_as_computed(tmp_path):
     # computed another way (another signature) or over other lines: computed again here
     swapped["good"]["subsets"]["all"]["chrf"]["signature"] += "|other"
     assert analysis.analysis_record(**common, scored=swapped) == plain
-    assert analysis.recorded_statistics(records["good"], metrics.get("chrf"), 29) is None
+    cell = records["good"]["subsets"]["all"]["chrf"]
+    assert scores.recorded_statistics(cell, metrics.get("chrf"), 30) is not None
+    assert scores.recorded_statistics(cell, metrics.get("chrf"), 29) is None
+    assert scores.recorded_statistics(cell, metrics.get("bleu"), 30) is None
 
 
 def test_the_analyse_command_refuses_a_record_of_another_file(tmp_path):

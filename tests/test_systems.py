@@ -127,6 +127,40 @@ def test_a_strictly_better_system_is_significant(test):
         assert entry["ci_low"] > entry["baseline_score"]
 
 
+@pytest.mark.parametrize("test", ["bs", "ar"])
+@pytest.mark.parametrize("masked", [False, True])
+def test_the_baseline_records_statistics_give_the_same_record(tmp_path, test, masked):
+    """A score job given the baseline's own record takes its kept statistics (the main
+    subset's) instead of scoring the baseline again, and writes the same record; a record
+    of another file or another system is refused."""
+    refs = _corpus(6)  # the lines of mask.txt
+    ref = tmp_path / "ref.en"
+    ref.write_text("\n".join(refs) + "\n", encoding="utf-8")
+    base, hyp = tmp_path / "base.en", tmp_path / "hyp.en"
+    base.write_text("\n".join(_damage(x, 3) for x in refs) + "\n", encoding="utf-8")
+    hyp.write_text("\n".join(_damage(x, 6) for x in refs) + "\n", encoding="utf-8")
+    common = dict(testset="toy", ref=ref, target_lang="en", baseline="base", test=test,
+                  samples=60, seed=3, metrics=("bleu", "chrf", "ter"),
+                  mask=DATA / "mask.txt" if masked else None)
+    own = scores.score_record(system="base", hyp=base, **common)
+    plain = scores.score_record(system="hyp", hyp=hyp, baseline_hyp=base, **common)
+    taken = scores.score_record(system="hyp", hyp=hyp, baseline_hyp=base,
+                                baseline_record=own, **common)
+    assert taken == plain and plain["subsets"][plain["main"]]["bleu"]["p_value"] is not None
+    # the kept rows are what the test uses: the baseline's rows swapped for the system's own
+    # make the main subset's difference zero
+    mine = json.loads(json.dumps(own))
+    main = own["main"]
+    for key in ("bleu", "chrf", "ter"):
+        mine["subsets"][main][key]["statistics"] = plain["subsets"][main][key]["statistics"]
+    swapped = scores.score_record(system="hyp", hyp=hyp, baseline_hyp=base,
+                                  baseline_record=mine, **common)
+    assert all(swapped["subsets"][main][k]["difference"] == 0 for k in ("bleu", "chrf", "ter"))
+    with pytest.raises(ValueError, match="not base's record of .*base.en .* but hyp's"):
+        scores.score_record(system="hyp", hyp=hyp, baseline_hyp=base, baseline_record=plain,
+                            **common)
+
+
 def test_interval_seed_and_signature():
     refs = _corpus()
     hyps = [_damage(line, 4 + i % 4) for i, line in enumerate(refs)]

@@ -94,8 +94,11 @@ class SystemsPlan(SectionPlan):
         return self._testset(testset)["baseline"]
 
     def baseline_inputs(self, testset: str, system: str) -> list[str]:
+        """What a score job reads of the baseline: its output and its own score record (the
+        paired tests take the baseline's statistics from it)."""
         baseline = self.baseline(testset)
-        return [self.hyp(testset, baseline)] if baseline and baseline != system else []
+        return ([self.hyp(testset, baseline), self.bleu_json(testset, baseline)]
+                if baseline and baseline != system else [])
 
     def identity_args(self, testset: str, system: str) -> str:
         spec = self._testset(testset)["outputs"][system]
@@ -119,7 +122,7 @@ class SystemsPlan(SectionPlan):
         return [*ltcr, *self.comet_inputs(metrics)]
 
     def score_args(self, testset: str, system: str) -> str:
-        baseline_hyp = self.baseline_inputs(testset, system)
+        baseline = self.baseline_inputs(testset, system)
         src, tgt = self._langs(testset)
         metrics = self.score_metrics(testset)
         settings = [f"ltcr.pairs={self.ltcr_pairs(testset)}",
@@ -128,7 +131,8 @@ class SystemsPlan(SectionPlan):
         settings += self.comet_settings(metrics)
         return shell_args([("--target-lang", tgt), ("--source-lang", src),
                            ("--baseline", self.baseline(testset)),
-                           ("--baseline-hyp", baseline_hyp[0] if baseline_hyp else None),
+                           ("--baseline-hyp", baseline[0] if baseline else None),
+                           ("--baseline-record", baseline[1] if baseline else None),
                            ("--metrics", metrics), ("--setting", settings or None),
                            ("--samples", self.section["samples"]),
                            ("--seed", self.section["seed"])])

@@ -55,6 +55,7 @@ import numpy as np
 from phenomt.core.metrics import base as metrics
 from phenomt.core.metrics import resample
 from phenomt.core.metrics.ribes import iter_tokens, ribes_tokens
+from phenomt.systems.scores import recorded_statistics
 
 SCHEMA = "phenomt.systems.analysis/1"
 CORPUS_CUTOFFS = (1, 2, 3, 4, 5, 10, 100, 1000)
@@ -426,20 +427,6 @@ def examples(chrf: Sequence[float], base_chrf: Sequence[float], shown: int = EXA
 
 # --------------------------------------------------------------------------- the record
 
-def recorded_statistics(record: Mapping[str, Any] | None, metric: Any, lines: int
-                        ) -> np.ndarray | None:
-    """A ``systems score`` record's sentence statistics of ``metric`` over every line of the
-    test set, if it has them with ``metric``'s signature (the same tokenization and
-    settings); None otherwise, and the caller computes them."""
-    if not record:
-        return None
-    found = record["subsets"].get("all", {}).get(metric.name)
-    if not found or found["signature"] != metric.signature() or "statistics" not in found:
-        return None
-    rows = np.asarray(found["statistics"]["rows"], dtype=np.float64)
-    return rows if rows.shape[0] == lines else None
-
-
 def analysis_record(*, testset: str, hypotheses: Mapping[str, Sequence[str]],
                     references: Sequence[str], sources: Sequence[str], baseline: str,
                     target_lang: str, tokenize: str, frequencies: Frequencies,
@@ -465,7 +452,9 @@ def analysis_record(*, testset: str, hypotheses: Mapping[str, Sequence[str]],
     chrf = metrics.get("chrf")
 
     def statistics(metric: Any, system: str) -> np.ndarray:
-        found = recorded_statistics(scored.get(system), metric, len(references))
+        record = scored.get(system)
+        found = None if record is None else recorded_statistics(
+            record["subsets"].get("all", {}).get(metric.name), metric, len(references))
         return found if found is not None else metric.statistics(hypotheses[system],
                                                                  references)
 

@@ -259,6 +259,8 @@ def _with_identity(record: dict, args: argparse.Namespace) -> dict:
 def _score_command(args: argparse.Namespace) -> int:
     if (args.baseline is None) != (args.baseline_hyp is None) and args.baseline != args.system:
         args.systems_parser.error("--baseline needs --baseline-hyp (unless it is --system)")
+    if args.baseline_record and not args.baseline_hyp:
+        args.systems_parser.error("--baseline-record needs --baseline-hyp")
     try:
         record = scores.score_record(
             testset=args.testset, system=args.system, hyp=args.hyp, ref=args.ref,
@@ -266,7 +268,8 @@ def _score_command(args: argparse.Namespace) -> int:
             baseline_hyp=args.baseline_hyp, mask=args.mask, mask_name=args.mask_name,
             tokenize=args.tokenize, test=args.test, samples=args.samples, seed=args.seed,
             kind=args.kind, metrics=args.metrics, interval=args.interval, src=args.src,
-            source_lang=args.source_lang, settings=metric_settings(args.setting))
+            source_lang=args.source_lang, settings=metric_settings(args.setting),
+            baseline_record=load_json(args.baseline_record) if args.baseline_record else None)
     except InputError:
         raise  # names its file and line; the CLI's entry point reports it
     except ValueError as err:
@@ -534,6 +537,10 @@ def register_cli(tree) -> None:
                         "for comparison with published sacreBLEU intervals")
     p.add_argument("--baseline", help="name of the baseline system")
     p.add_argument("--baseline-hyp", help="the baseline's output")
+    p.add_argument("--baseline-record", metavar="FILE",
+                   help="the baseline's own `systems score` record of this test set: the "
+                        "paired tests take its sentence statistics (where computed as here) "
+                        "instead of scoring the baseline again")
     p.add_argument("--tokenize", choices=tokenizers(),
                    help="sacreBLEU tokenizer (default: by target language)")
     p.add_argument("--test", choices=sorted(scores.TESTS), default="bs")

@@ -155,6 +155,17 @@ def _cell(engine: resample.Resampler, metric: metrics.Metric, score: float,
                                          confidence=engine.confidence)}
 
 
+def recorded_statistics(entry: Mapping[str, Any] | None, metric: Any, lines: int
+                        ) -> np.ndarray | None:
+    """The sentence statistics a score record keeps in a metric's cell (``entry``), if they
+    were computed as ``metric`` computes them (same signature) over ``lines`` sentences; else
+    None, and the caller computes them."""
+    if not entry or entry.get("signature") != metric.signature() or "statistics" not in entry:
+        return None
+    rows = np.asarray(entry["statistics"]["rows"], dtype=np.float64)
+    return rows if rows.shape[0] == lines else None
+
+
 def significance(hypotheses: Sequence[str], references: Sequence[str],
                  baseline: Sequence[str] | None = None, *, tokenize: str = "13a",
                  test: str = "bs", samples: int | None = None, ci_samples: int = CI_SAMPLES,
@@ -162,9 +173,13 @@ def significance(hypotheses: Sequence[str], references: Sequence[str],
                  metrics: Sequence[str] = METRIC_KEYS, interval: str = "percentile",
                  statistics: bool = False, sources: Sequence[str] | None = None,
                  langs: tuple[str, str] = ("de", "en"),
-                 settings: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, dict]:
+                 settings: Mapping[str, Mapping[str, Any]] | None = None,
+                 baseline_cells: Mapping[str, Mapping[str, Any]] | None = None
+                 ) -> dict[str, dict]:
     """The ``metrics`` (registered, by name) of a system with a 95% interval and, given a
-    baseline's hypotheses, the paired test against it, all from the one resampling engine
+    baseline's hypotheses, the paired test against it (the baseline's statistics taken from
+    ``baseline_cells``, its own record's metric cells, where :func:`recorded_statistics`
+    finds them), all from the one resampling engine
     (:class:`phenomt.core.metrics.resample.Resampler`): the interval from ``samples``
     resamples (``ci_samples`` for ``ar``) by ``interval`` (percentile, or sacreBLEU's mean
     +- half-width), clipped to the metric's range; the test a paired bootstrap on the same
@@ -204,7 +219,10 @@ def significance(hypotheses: Sequence[str], references: Sequence[str],
             if clusters is not None:
                 entry["statistics"]["clusters"] = clusters
         if baseline is not None:
-            base = metric.statistics(baseline, references, sources)
+            base = recorded_statistics((baseline_cells or {}).get(key), metric,
+                                       len(references))
+            if base is None:
+                base = metric.statistics(baseline, references, sources)
             base_score, base_values = drawn.resampled(metric.score, base)
             if test == "bs":
                 p = drawn.compare(score, values, base_score, base_values).p
@@ -254,11 +272,14 @@ def score_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
                  seed: int = DEFAULT_SEED, kind: str | None = None,
                  metrics: Sequence[str] = METRIC_KEYS, interval: str = "percentile",
                  src: str | os.PathLike[str] | None = None, source_lang: str | None = None,
-                 settings: Mapping[str, Mapping[str, Any]] | None = None) -> dict:
+                 settings: Mapping[str, Mapping[str, Any]] | None = None,
+                 baseline_record: Mapping[str, Any] | None = None) -> dict:
     """The metrics record of one system on one test set: identity and line counts, the
     test's settings, and per subset (main first) each of ``metrics`` with interval, p and
     signatures; the main subset keeps each metric's per-sentence statistics, from which the
-    table tests every pair of systems. ``settings``: metric settings (``--setting``)."""
+    table tests every pair of systems. ``settings``: metric settings (``--setting``);
+    ``baseline_record``: the baseline's own record of this test set, whose kept statistics
+    the paired tests use instead of scoring the baseline again."""
     references = read_text(ref)
     output = read_output(hyp, ref)
     sources = None
@@ -272,6 +293,19 @@ def score_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
         if baseline_hyp is None:
             raise ValueError(f"baseline {baseline!r} named without its hypothesis file")
         base_lines = read_output(baseline_hyp, ref, warn=False).lines
+        if baseline_record is not None and not (
+                isinstance(baseline_record, dict)
+                and isinstance(baseline_record.get("subsets"), dict)):
+            raise ValueError("the baseline record is no `systems score` record")
+        if baseline_record is not None and (
+                baseline_record.get("system") != baseline
+                or baseline_record.get("hypothesis") != str(baseline_hyp)
+                or baseline_record.get("lines") != len(references)):
+            raise ValueError(f"the baseline record is not {baseline}'s record of "
+                             f"{baseline_hyp} ({len(references)} lines) but "
+                             f"{baseline_record.get('system')}'s of "
+                             f"{baseline_record.get('hypothesis')} "
+                             f"({baseline_record.get('lines')} lines)")
     samples = samples or DEFAULT_SAMPLES[test]
     if mask is not None and "ltcr" in metrics:
         # LTCR's pairs span a document: a mask's sentences are no test set of their own
@@ -286,7 +320,9 @@ def score_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
                               statistics=subset is subsets[0],
                               sources=None if sources is None else subset.select(sources),
                               langs=(source_lang or "und", target_lang),
-                              settings=settings)
+                              settings=settings,
+                              baseline_cells=None if baseline_record is None else
+                              baseline_record["subsets"].get(subset.name))
         scored[subset.name] = {"sentences": len(subset.select(references)),
                                "empty_lines": _empty_in(output, subset), **result}
     return {
