@@ -300,6 +300,28 @@ def test_test_set_tokens_written_once_give_the_same_record(tmp_path):
         scores.redundancy_record(**kwargs, tokens=tokens)
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_corpus_tokenizer_gives_the_systems_word_tokens(tmp_path, lang):
+    """The CRR/DRR jobs of a test set read its corpus's tokenized files (`text tokenize`, run
+    for the statistics): they hold the tokens `systems tokenize` would write, line for line."""
+    from phenomt.core import text
+
+    lines = (["He's a good-looking dude, isn't he? ", "", "   ", "“Quotes” & <tags> -- 3.5%",
+              "Tab\tseparated  words\u00a0here."] if lang == "en" else
+             ["我们 明天 见。", "", "他说：“好的”", "2024年北京的天气很好"])
+    (tmp_path / "in.txt").write_text("".join(f"{x}\n" for x in lines), encoding="utf-8")
+    args = build_parser(["phenomt.core.text"]).parse_args(
+        ["text", "tokenize", "--lang", lang, "--input", str(tmp_path / "in.txt"),
+         "--output", str(tmp_path / "tok.txt")])
+    assert args.handler(args) == 0
+    scores.write_tokens(lines, lang, tmp_path / "words.txt")
+    ours = scores.read_tokens(tmp_path / "tok.txt", len(lines), tmp_path / "in.txt")
+    assert ours == scores.read_tokens(tmp_path / "words.txt", len(lines), tmp_path / "in.txt")
+    assert ours == text.word_tokens(lines, lang)
+    assert [n for n, tokens in enumerate(ours) if not tokens] == [
+        n for n, line in enumerate(lines) if not line.strip()]
+
+
 def test_chinese_stopwords_are_three():
     setup = scores.redundancy_setup([["我们", "的", "的", "了", "是", "是", "是"]], "zh", "en")
     assert setup.settings["stopword_count"] == 3

@@ -33,7 +33,8 @@ rule systems_score:
         " {params.settings} {params.mask} --output {output:q} > {log:q} 2>&1"
 
 
-# The test set's word tokens, once for the CRR/DRR jobs of all its systems.
+# The word tokens of a test set on a pretokenized corpus, once for the CRR/DRR jobs of all its
+# systems (other test sets use the corpus's tokenized files: PLAN.systems.tokens).
 rule systems_tokenize:
     input:
         src=lambda w: PLAN.systems.source(w.testset),

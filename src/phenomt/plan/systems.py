@@ -164,12 +164,21 @@ class SystemsPlan(SectionPlan):
 
     def tokens(self, testset: str) -> list[str]:
         """The word tokens of the test set's source and reference, written once for the
-        CRR/DRR jobs of all its systems."""
+        CRR/DRR jobs of all its systems: the corpus's tokenized files (the same tokenizer,
+        and a run makes them for its statistics anyway), or for a pretokenized corpus,
+        whose tokenized files only have their spacing normalised, the test set's own."""
+        corpus = self._testset(testset)["corpus"]
+        if not self.data.pretokenized(corpus):
+            return [self.data.tok(corpus, lang) for lang in self._langs(testset)]
+        return self._own_tokens(testset)
+
+    def _own_tokens(self, testset: str) -> list[str]:
         return [f"{self.dir(testset)}/tokens.{side}" for side in ("src", "ref")]
 
     def tokenize_args(self, testset: str) -> str:
+        """The arguments of ``systems tokenize`` (a test set on a pretokenized corpus)."""
         src, tgt = self._langs(testset)
-        source, reference = self.tokens(testset)
+        source, reference = self._own_tokens(testset)
         return shell_args([("--src", self.source(testset)), ("--ref", self.reference(testset)),
                            ("--source-lang", src), ("--target-lang", tgt),
                            ("--src-out", source), ("--ref-out", reference)])
