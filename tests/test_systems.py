@@ -345,6 +345,31 @@ def test_paired_redundancy_test():
                                                    seed=5)
 
 
+@pytest.mark.parametrize("masked", [False, True])
+def test_the_comparison_of_two_records_is_the_comparison_of_their_outputs(tmp_path, masked):
+    """`redundancy-test --records`: the two systems' CRR/DRR records give the comparison the
+    outputs give; records of other files or other settings are refused."""
+    refs = REF.read_text(encoding="utf-8").splitlines()
+    hyp_a, hyp_b = tmp_path / "a.en", tmp_path / "b.en"
+    hyp_a.write_text("".join(f"{r} {r.split()[0] if r.split() else 'x'}\n" for r in refs),
+                     encoding="utf-8")
+    hyp_b.write_text("".join(f"{r}\n" for r in refs), encoding="utf-8")
+    common = dict(testset="toy", src=DATA / "src.de", ref=REF, source_lang="de",
+                  target_lang="en", samples=50, seed=3,
+                  mask=DATA / "mask.txt" if masked else None)
+    own = {name: scores.redundancy_record(system=name, hyp=hyp, **common)
+           for name, hyp in (("a", hyp_a), ("b", hyp_b))}
+    assert len(own["a"]["statistics"]["rows"]) == len(refs)
+    pair = dict(system_a="a", hyp_a=hyp_a, system_b="b", hyp_b=hyp_b, trials=50, **common)
+    counted = scores.redundancy_comparison(**pair)
+    assert scores.redundancy_comparison(**pair, records=(own["a"], own["b"])) == counted
+    with pytest.raises(ValueError, match="a: the record given is b's of"):
+        scores.redundancy_comparison(**pair, records=(own["b"], own["a"]))
+    with pytest.raises(ValueError, match="counted with other settings"):
+        scores.redundancy_comparison(**{**pair, "stopword_count": 3},
+                                     records=(own["a"], own["b"]))
+
+
 # --------------------------------------------------------------------------- MQM
 
 def test_mqm_rates_and_correlation_by_hand():

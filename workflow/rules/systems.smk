@@ -85,6 +85,10 @@ rule systems_compare:
     input:
         a=lambda w: PLAN.systems.hyp(w.testset, w.a),
         b=lambda w: PLAN.systems.hyp(w.testset, w.b),
+        records=lambda w: [
+            PLAN.systems.redundancy_json(w.testset, w.a),
+            PLAN.systems.redundancy_json(w.testset, w.b),
+        ],
         src=lambda w: PLAN.systems.source(w.testset),
         ref=lambda w: PLAN.systems.reference(w.testset),
         tokens=lambda w: PLAN.systems.tokens(w.testset),

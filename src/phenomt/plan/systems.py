@@ -204,8 +204,11 @@ class SystemsPlan(SectionPlan):
         return f"{self.dir(testset)}/compare.{a}.{b}.json"
 
     def comparison_args(self, testset: str, a: str, b: str) -> str:
+        """The two systems and their CRR/DRR records, whose sentence counts are tested."""
         return shell_args([("--a", f"{a}={self.hyp(testset, a)}"),
-                           ("--b", f"{b}={self.hyp(testset, b)}")])
+                           ("--b", f"{b}={self.hyp(testset, b)}"),
+                           ("--records", [self.redundancy_json(testset, a),
+                                          self.redundancy_json(testset, b)])])
 
     def all_bleu(self) -> list[str]:
         return [self.bleu_json(t, s) for t in self.testsets for s in self.systems(t)]

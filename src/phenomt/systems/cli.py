@@ -312,13 +312,20 @@ def _redundancy_test_command(args: argparse.Namespace) -> int:
     (name_a, hyp_a), (name_b, hyp_b) = args.a, args.b
     if name_a == name_b:
         args.systems_parser.error("--a and --b must name different systems")
-    record = scores.redundancy_comparison(
-        testset=args.testset, system_a=name_a, hyp_a=hyp_a, system_b=name_b, hyp_b=hyp_b,
-        src=args.src, ref=args.ref, source_lang=args.source_lang,
-        target_lang=args.target_lang, mask=args.mask, mask_name=args.mask_name,
-        stopword_count=args.stopword_count, embeddings=args.embeddings,
-        embeddings_dict=args.embeddings_dict, threshold=args.threshold,
-        samples=args.samples, trials=args.trials, seed=args.seed, tokens=args.tokens)
+    try:
+        record = scores.redundancy_comparison(
+            testset=args.testset, system_a=name_a, hyp_a=hyp_a, system_b=name_b, hyp_b=hyp_b,
+            src=args.src, ref=args.ref, source_lang=args.source_lang,
+            target_lang=args.target_lang, mask=args.mask, mask_name=args.mask_name,
+            stopword_count=args.stopword_count, embeddings=args.embeddings,
+            embeddings_dict=args.embeddings_dict, threshold=args.threshold,
+            samples=args.samples, trials=args.trials, seed=args.seed, tokens=args.tokens,
+            records=(load_json(args.records[0]), load_json(args.records[1]))
+            if args.records else None)
+    except InputError:
+        raise
+    except ValueError as err:
+        args.systems_parser.error(str(err))
     write_json(args.output, record)
     _print(record["subsets"])
     return 0
@@ -632,6 +639,10 @@ def register_cli(tree) -> None:
     p.add_argument("--a", required=True, type=named_file, metavar="NAME=FILE")
     p.add_argument("--b", required=True, type=named_file, metavar="NAME=FILE")
     p.add_argument("--trials", type=positive_int, default=10000, help="randomization trials")
+    p.add_argument("--records", nargs=2, metavar=("A_RECORD", "B_RECORD"),
+                   help="the two systems' own `systems redundancy` records: their kept "
+                        "sentence counts (checked to be of these files and settings) are "
+                        "tested instead of counting the outputs again")
     _add_redundancy_options(p)
     p.set_defaults(systems_parser=p)
 

@@ -51,6 +51,7 @@ from phenomt.core.metrics import base as metrics
 from phenomt.core.metrics import resample
 from phenomt.core.metrics.bleu import default_tokenizer
 from phenomt.core.metrics.redundancy import (
+    STATISTICS_COLUMNS,
     SentenceRedundancy,
     measure_score,
     pool,
@@ -426,7 +427,15 @@ def paired_redundancy_test(a: Sequence[SentenceRedundancy], b: Sequence[Sentence
     and the randomization p."""
     if len(a) != len(b):
         raise ValueError(f"{len(a)} against {len(b)} sentences")
-    stats_a, stats_b = _statistics(a), _statistics(b)
+    return paired_statistics_test(_statistics(a), _statistics(b), samples=samples,
+                                  trials=trials, seed=seed, confidence=confidence, alpha=alpha)
+
+
+def paired_statistics_test(stats_a: np.ndarray, stats_b: np.ndarray, *, samples: int = 1000,
+                           trials: int = 10000, seed: int = DEFAULT_SEED,
+                           confidence: float = CONFIDENCE, alpha: float = ALPHA) -> dict:
+    """:func:`paired_redundancy_test` on the sentences' statistics (rows of continuous,
+    discontinuous and denominator counts, as CRR/DRR records keep them)."""
     found: dict = {}
     for measure in MEASURES:
         if stats_a[:, 2].sum() == 0 or stats_b[:, 2].sum() == 0:
@@ -465,10 +474,11 @@ def read_tokens(path: str | os.PathLike[str], expected: int,
 
 def _tokenized_inputs(hyp: str | os.PathLike[str], src: str | os.PathLike[str],
                       ref: str | os.PathLike[str], source_lang: str, target_lang: str,
-                      *, warn: bool = True, tokens: Sequence[str] | None = None
-                      ) -> tuple[SystemOutput, list, list, list]:
-    """The output and the tokens of hypothesis, source and reference; ``tokens``: the test
-    set's source and reference tokens already written by :func:`write_tokens`."""
+                      *, warn: bool = True, tokens: Sequence[str] | None = None,
+                      outputs: bool = True) -> tuple[SystemOutput, list, list, list]:
+    """The output and the tokens of hypothesis (none without ``outputs``), source and
+    reference; ``tokens``: the test set's source and reference tokens already written by
+    :func:`write_tokens`."""
     references = read_text(ref)
     sources = read_text(src)
     check_line_count(src, len(sources), len(references), ref)
@@ -479,7 +489,8 @@ def _tokenized_inputs(hyp: str | os.PathLike[str], src: str | os.PathLike[str],
     else:
         src_tokens = read_tokens(tokens[0], len(sources), src)
         ref_tokens = read_tokens(tokens[1], len(references), ref)
-    return output, word_tokens(output.lines, target_lang), src_tokens, ref_tokens
+    return (output, word_tokens(output.lines, target_lang) if outputs else [], src_tokens,
+            ref_tokens)
 
 
 def _select(items: Sequence, subset: Subset) -> list:
@@ -516,7 +527,29 @@ def redundancy_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
             "settings": setup.settings,
             "bootstrap": {"samples": samples, "seed": seed, "confidence": CONFIDENCE,
                           "method": INTERVAL_METHODS["percentile"]},
-            "main": subsets[0].name, "subsets": scored}
+            "main": subsets[0].name, "subsets": scored,
+            "statistics": {"columns": list(STATISTICS_COLUMNS),
+                           "rows": sentence_statistics(results)}}
+
+
+def _recorded_redundancy(record: Mapping[str, Any], system: str, hyp: str | os.PathLike[str],
+                         lines: int, settings: Mapping[str, Any]) -> np.ndarray:
+    """The sentence statistics a CRR/DRR record keeps, checked to be ``system``'s record of
+    ``hyp`` over ``lines`` lines with the same settings as this comparison's."""
+    if not isinstance(record, dict) or "statistics" not in record:
+        raise ValueError(f"{system}: the record given is no CRR/DRR record with statistics")
+    if (record.get("system"), record.get("hypothesis"), record.get("lines")) != (
+            system, str(hyp), lines):
+        raise ValueError(f"{system}: the record given is {record.get('system')}'s of "
+                         f"{record.get('hypothesis')} ({record.get('lines')} lines), not "
+                         f"{system}'s of {hyp} ({lines} lines)")
+    if record.get("settings") != settings:
+        raise ValueError(f"{system}: the record given was counted with other settings")
+    rows = np.asarray(record["statistics"]["rows"], dtype=np.float64).reshape(-1, 3)
+    if rows.shape[0] != lines:
+        raise ValueError(f"{system}: the record given has {rows.shape[0]} rows of "
+                         f"statistics for {lines} lines")
+    return rows
 
 
 def redundancy_comparison(*, testset: str, system_a: str, hyp_a: str | os.PathLike[str],
@@ -528,24 +561,35 @@ def redundancy_comparison(*, testset: str, system_a: str, hyp_a: str | os.PathLi
                           embeddings: str | None = None, embeddings_dict: str | None = None,
                           threshold: float | None = None, samples: int = 1000,
                           trials: int = 10000, seed: int = DEFAULT_SEED,
-                          tokens: Sequence[str] | None = None) -> dict:
-    """Paired test of CRR, DRR and CRR + DRR between two systems of a test set."""
+                          tokens: Sequence[str] | None = None,
+                          records: tuple[Mapping[str, Any], Mapping[str, Any]] | None = None
+                          ) -> dict:
+    """Paired test of CRR, DRR and CRR + DRR between two systems of a test set; with
+    ``records``, the two systems' own CRR/DRR records, their kept sentence statistics (checked
+    to be of these files, counted with these settings) instead of counting again."""
     if system_a == system_b:
         raise ValueError("compare two different systems")
+    # with records, no output is tokenized: the setup's stopwords come from the reference
     out_a, hyps_a, srcs, refs = _tokenized_inputs(hyp_a, src, ref, source_lang, target_lang,
-                                                  warn=False, tokens=tokens)
+                                                  warn=False, tokens=tokens,
+                                                  outputs=records is None)
     out_b = read_output(hyp_b, ref, warn=False)
-    hyps_b = word_tokens(out_b.lines, target_lang)
     setup = redundancy_setup(refs, target_lang, source_lang, stopword_count=stopword_count,
                              embeddings=embeddings, embeddings_dict=embeddings_dict,
                              threshold=threshold)
-    res_a = setup.results(hyps_a, srcs, refs)
-    res_b = setup.results(hyps_b, srcs, refs)
+    if records is None:
+        stats_a = _statistics(setup.results(hyps_a, srcs, refs))
+        stats_b = _statistics(setup.results(word_tokens(out_b.lines, target_lang), srcs, refs))
+    else:
+        stats_a, stats_b = (_recorded_redundancy(record, system, hyp, len(refs), setup.settings)
+                            for record, system, hyp in zip(records, (system_a, system_b),
+                                                           (hyp_a, hyp_b), strict=True))
     subsets = subsets_of(ref, len(refs), mask, mask_name)
-    tested = {subset.name: {"sentences": len(_select(res_a, subset)),
-                            **paired_redundancy_test(_select(res_a, subset),
-                                                     _select(res_b, subset), samples=samples,
-                                                     trials=trials, seed=seed)}
+    tested = {subset.name: {"sentences": len(_select(stats_a, subset)),
+                            **paired_statistics_test(np.asarray(_select(stats_a, subset)),
+                                                     np.asarray(_select(stats_b, subset)),
+                                                     samples=samples, trials=trials,
+                                                     seed=seed)}
               for subset in subsets}
     return {"testset": testset, "a": system_a, "b": system_b, "hypothesis_a": str(hyp_a),
             "hypothesis_b": str(hyp_b), "empty_lines": {system_a: len(out_a.empty),
