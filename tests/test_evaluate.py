@@ -383,9 +383,10 @@ def _ted_zh_en(folder: Path, mirror: Path, talks: int = 4) -> Path:
     return folder
 
 
-def _evaluate_ted(tmp_path: Path, mirror: Path, *systems: str) -> subprocess.CompletedProcess:
+def _evaluate_ted(tmp_path: Path, mirror: Path, *systems: str, report: bool = False
+                  ) -> subprocess.CompletedProcess:
     """`phenomt evaluate --docids` on the TED set, from tmp_path without the virtualenv on
-    PATH."""
+    PATH; the HTML report (and its views of the tables) only with ``report``."""
     data = tmp_path / "ted"
     env = dict(os.environ, PATH="/usr/bin:/bin", PHENOMT_MIRROR=str(mirror))
     return subprocess.run(
@@ -393,7 +394,8 @@ def _evaluate_ted(tmp_path: Path, mirror: Path, *systems: str) -> subprocess.Com
          "--src", str(data / "ted.zh"), "--ref", str(data / "ted.en"), "--langs", "zh-en",
          "--docids", str(data / "ted.docids"), "--metrics", "bleu", "ltcr",
          *[a for s in systems for a in ("--hyp", f"{s}={data / s}.en")],
-         "--samples", "200", "--outdir", "eval", "--cores", "2", "--no-report"],
+         "--samples", "200", "--outdir", "eval", "--cores", "2",
+         *([] if report else ["--no-report"])],
         cwd=tmp_path, capture_output=True, text=True, env=env, timeout=1800)
 
 
@@ -401,7 +403,7 @@ def _evaluate_ted(tmp_path: Path, mirror: Path, *systems: str) -> subprocess.Com
 def test_evaluate_docids_scores_ltcr_of_zh_en_outputs_and_the_reference(tmp_path, mirror):
     (tmp_path / "ted").mkdir()
     _ted_zh_en(tmp_path / "ted", mirror)
-    result = _evaluate_ted(tmp_path, mirror, "NiuTrans", "Facebook-AI")
+    result = _evaluate_ted(tmp_path, mirror, "NiuTrans", "Facebook-AI", report=True)
     assert result.returncode == 0, result.stderr[-3000:]
     lines = result.stdout.splitlines()
     assert lines[0].startswith("ted.zh-en: 370 lines, baseline NiuTrans, LTCR on 4 documents")

@@ -537,9 +537,10 @@ def _evaluate(args: argparse.Namespace) -> int:
     common = ["--configfile", str(outdir / CONFIG), "--directory", str(outdir)]
     # One Snakemake process for the jobs and the report: a second one would parse the
     # workflow and build the DAG again (about 2 s of each further system's run).
-    report = (["--report", str(outdir / "report.html"), "--report-after-run"]
-              if args.report else [])
-    cmd = _snakemake(*common, "--cores", str(args.cores), "report_inputs", *report)
+    # Without the report, its HTML views of the tables are not made either.
+    report = (["report_inputs", "--report", str(outdir / "report.html"), "--report-after-run"]
+              if args.report else ["all"])
+    cmd = _snakemake(*common, "--cores", str(args.cores), *report)
     log = outdir / SNAKEMAKE_LOG
     if args.verbose:
         print("running:", shlex.join(cmd), file=sys.stderr)
@@ -671,7 +672,8 @@ def register_cli(tree) -> None:
                    help="also write every table as LaTeX (results/tables/<name>.tex); every "
                         "table is written as Markdown, CSV and JSON in any case")
     p.add_argument("--no-report", dest="report", action="store_false",
-                   help="skip the HTML report (report.html in the outdir)")
+                   help="skip the HTML report (report.html in the outdir) and its views of "
+                        "the tables")
     p.add_argument("--cores", type=positive_int, default=2,
                    help="jobs run at once (default: %(default)s)")
     p.add_argument("--verbose", action="store_true",
