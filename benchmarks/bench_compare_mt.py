@@ -6,7 +6,9 @@ compare-mt comes from the package index, installed into a folder of this run (``
 length ratio, word accuracy by frequency bucket, sentence buckets, n-gram differences,
 examples) on the same files, which it splits on whitespace. phenomt runs ``evaluate
 --no-ldd --no-report`` in a fresh output folder: its first run, then the run that adds one
-more system (only that system's jobs).
+more system (only that system's jobs); then the same two runs with the LDD challenge sets
+(parsing the test set with UDPipe, aligning it, extracting and scoring the sets), in another
+fresh folder.
 
     PYTHONPATH=src python benchmarks/bench_compare_mt.py [--cores 2] [--compare-mt DIR]
 """
@@ -63,19 +65,23 @@ def main() -> None:
                          *map(str, outputs[:2])], env)
         phenomt = str(Path(sys.executable).with_name("phenomt"))
 
-        def evaluate(*hyps: Path) -> float:
+        def evaluate(outdir: str, *hyps: Path, ldd: bool = False) -> float:
             pairs = [a for h in hyps for a in ("--hyp", f"{h.stem}={h}")]
             return timed([phenomt, "evaluate", "--src", str(src), "--ref", str(ref), "--langs",
-                          "en-de", *pairs, "--no-ldd", "--no-report", "--cores",
-                          str(args.cores), "--outdir", str(work / "eval")])
+                          "en-de", *pairs, *([] if ldd else ["--no-ldd"]), "--no-report",
+                          "--cores", str(args.cores), "--outdir", str(work / outdir)])
 
-        first = evaluate(*outputs[:2])
-        more = evaluate(outputs[2])
+        first = evaluate("eval", *outputs[:2])
+        more = evaluate("eval", outputs[2])
+        ldd_first = evaluate("eval-ldd", *outputs[:2], ldd=True)
+        ldd_more = evaluate("eval-ldd", outputs[2], ldd=True)
     print(f"{PAIR}, {SYSTEMS[0]} against {SYSTEMS[1]} (one run, {args.cores} cores):")
-    print(f"  compare-mt {COMPARE_MT.split('==')[1]} default analyses:      {compare:6.1f} s")
-    print(f"  phenomt evaluate --no-ldd, first run:       {first:6.1f} s "
+    print(f"  compare-mt {COMPARE_MT.split('==')[1]} default analyses:         {compare:6.1f} s")
+    print(f"  phenomt evaluate --no-ldd, first run:          {first:6.1f} s "
           f"({first / compare:.1f}x compare-mt)")
-    print(f"  phenomt evaluate, one more system ({SYSTEMS[2]}): {more:6.1f} s")
+    print(f"  phenomt evaluate --no-ldd, one more system ({SYSTEMS[2]}): {more:6.1f} s")
+    print(f"  phenomt evaluate with the LDD sets, first run: {ldd_first:6.1f} s")
+    print(f"  phenomt evaluate with the LDD sets, one more system: {ldd_more:6.1f} s")
 
 
 if __name__ == "__main__":
