@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from tests.conftest import ROOT, SNAKEMAKE
@@ -17,14 +18,16 @@ from tests.conftest import ROOT, SNAKEMAKE
 TIMING_TABLES = ("nat_speed", "training")
 
 
-def differing_tables(reference: Path, other: Path) -> list[str]:
+def differing_tables(reference: Path, other: Path,
+                     only: Callable[[str], bool] | None = None) -> list[str]:
     """Files of ``results/tables/`` that differ byte for byte between two run folders, or
-    that only one of them has; timing tables aside. Empty when the runs agree."""
+    that only one of them has; timing tables aside, and with ``only`` the files it accepts.
+    Empty when the runs agree."""
     ref_dir, other_dir = reference / "results" / "tables", other / "results" / "tables"
     names = {p.name for p in ref_dir.iterdir()} | {p.name for p in other_dir.iterdir()}
     differing = []
     for name in sorted(names):
-        if name.split(".", 1)[0] in TIMING_TABLES:
+        if name.split(".", 1)[0] in TIMING_TABLES or (only is not None and not only(name)):
             continue
         ref_file, other_file = ref_dir / name, other_dir / name
         if not (ref_file.is_file() and other_file.is_file()) or (
