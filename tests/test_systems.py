@@ -159,6 +159,9 @@ def test_the_baseline_records_statistics_give_the_same_record(tmp_path, test, ma
     with pytest.raises(ValueError, match="not base's record of .*base.en .* but hyp's"):
         scores.score_record(system="hyp", hyp=hyp, baseline_hyp=base, baseline_record=plain,
                             **common)
+    with pytest.raises(ValueError, match="against elsewhere.en"):
+        scores.score_record(system="hyp", hyp=hyp, baseline_hyp=base,
+                            baseline_record={**own, "reference": "elsewhere.en"}, **common)
 
 
 def test_interval_seed_and_signature():
@@ -365,6 +368,9 @@ def test_the_comparison_of_two_records_is_the_comparison_of_their_outputs(tmp_pa
     assert scores.redundancy_comparison(**pair, records=(own["a"], own["b"])) == counted
     with pytest.raises(ValueError, match="a: the record given is b's of"):
         scores.redundancy_comparison(**pair, records=(own["b"], own["a"]))
+    with pytest.raises(ValueError, match="against .*src.de and elsewhere.en"):
+        scores.redundancy_comparison(**pair, records=({**own["a"], "reference": "elsewhere.en"},
+                                                      own["b"]))
     with pytest.raises(ValueError, match="counted with other settings"):
         scores.redundancy_comparison(**{**pair, "stopword_count": 3},
                                      records=(own["a"], own["b"]))

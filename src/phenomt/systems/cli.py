@@ -164,9 +164,11 @@ def _score_records(args: argparse.Namespace, hyps: dict[str, str], lines: int
         if (not isinstance(record, dict) or "subsets" not in record
                 or record.get("system") != name):
             raise InputError(path, f"not a `systems score` record of {name}")
-        if record.get("hypothesis") != hyps[name] or record.get("lines") != lines:
-            raise InputError(path, f"scored {record.get('hypothesis')} ({record.get('lines')} "
-                                   f"lines), not {hyps[name]} ({lines} lines)")
+        if (record.get("hypothesis"), record.get("reference"), record.get("lines")) != (
+                hyps[name], args.ref, lines):
+            raise InputError(path, f"scored {record.get('hypothesis')} against "
+                                   f"{record.get('reference')} ({record.get('lines')} lines), "
+                                   f"not {hyps[name]} against {args.ref} ({lines} lines)")
         found[name] = record
     return found
 

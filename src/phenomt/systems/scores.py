@@ -301,11 +301,13 @@ def score_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
         if baseline_record is not None and (
                 baseline_record.get("system") != baseline
                 or baseline_record.get("hypothesis") != str(baseline_hyp)
+                or baseline_record.get("reference") != str(ref)
                 or baseline_record.get("lines") != len(references)):
             raise ValueError(f"the baseline record is not {baseline}'s record of "
-                             f"{baseline_hyp} ({len(references)} lines) but "
+                             f"{baseline_hyp} against {ref} ({len(references)} lines) but "
                              f"{baseline_record.get('system')}'s of "
-                             f"{baseline_record.get('hypothesis')} "
+                             f"{baseline_record.get('hypothesis')} against "
+                             f"{baseline_record.get('reference')} "
                              f"({baseline_record.get('lines')} lines)")
     samples = samples or DEFAULT_SAMPLES[test]
     if mask is not None and "ltcr" in metrics:
@@ -533,16 +535,19 @@ def redundancy_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
 
 
 def _recorded_redundancy(record: Mapping[str, Any], system: str, hyp: str | os.PathLike[str],
-                         lines: int, settings: Mapping[str, Any]) -> np.ndarray:
+                         texts: tuple[str, str], lines: int, settings: Mapping[str, Any]
+                         ) -> np.ndarray:
     """The sentence statistics a CRR/DRR record keeps, checked to be ``system``'s record of
-    ``hyp`` over ``lines`` lines with the same settings as this comparison's."""
+    ``hyp`` against ``texts`` (source, reference) over ``lines`` lines with the same settings
+    as this comparison's."""
     if not isinstance(record, dict) or "statistics" not in record:
         raise ValueError(f"{system}: the record given is no CRR/DRR record with statistics")
-    if (record.get("system"), record.get("hypothesis"), record.get("lines")) != (
-            system, str(hyp), lines):
-        raise ValueError(f"{system}: the record given is {record.get('system')}'s of "
-                         f"{record.get('hypothesis')} ({record.get('lines')} lines), not "
-                         f"{system}'s of {hyp} ({lines} lines)")
+    found = tuple(record.get(k) for k in ("system", "hypothesis", "source", "reference",
+                                           "lines"))
+    if found != (system, str(hyp), *texts, lines):
+        raise ValueError(f"{system}: the record given is {found[0]}'s of {found[1]} against "
+                         f"{found[2]} and {found[3]} ({found[4]} lines), not {system}'s of "
+                         f"{hyp} against {texts[0]} and {texts[1]} ({lines} lines)")
     if record.get("settings") != settings:
         raise ValueError(f"{system}: the record given was counted with other settings")
     rows = np.asarray(record["statistics"]["rows"], dtype=np.float64).reshape(-1, 3)
@@ -581,7 +586,8 @@ def redundancy_comparison(*, testset: str, system_a: str, hyp_a: str | os.PathLi
         stats_a = _statistics(setup.results(hyps_a, srcs, refs))
         stats_b = _statistics(setup.results(word_tokens(out_b.lines, target_lang), srcs, refs))
     else:
-        stats_a, stats_b = (_recorded_redundancy(record, system, hyp, len(refs), setup.settings)
+        stats_a, stats_b = (_recorded_redundancy(record, system, hyp, (str(src), str(ref)),
+                                                 len(refs), setup.settings)
                             for record, system, hyp in zip(records, (system_a, system_b),
                                                            (hyp_a, hyp_b), strict=True))
     subsets = subsets_of(ref, len(refs), mask, mask_name)
