@@ -156,8 +156,8 @@ def ltcr_group(testset: str, pair_file: Any, hypotheses: Mapping[str, Sequence[s
             "marked_source": {str(row + 1): " ".join(f"*{w}*" if j in starred[k] else w
                                                      for j, w in enumerate(source[k]))
                               for k, row in enumerate(rows)},
-            "marking": "the repeated source word of each pair in *stars* (the segmented "
-                       "source); in each output the words aligned to it",
+            "marking": "the repeated source word of each pair marked in the segmented "
+                       "source, and in each output the words aligned to it",
             "pairs": entries, "aligned": aligned}
 
 
