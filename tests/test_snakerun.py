@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import sys
+import threading
+import time
 from pathlib import Path
 
 from phenomt.core import snakerun
@@ -82,3 +84,26 @@ def test_run_writes_the_whole_output_to_the_log_and_keeps_the_terminal_quiet(tmp
     snakerun.run([sys.executable, "-c", script], tmp_path / "s.log", stream=echoed,
                  verbose=True)
     assert "1 of 1 steps (100%) done" in echoed.getvalue()
+
+
+def test_a_job_left_holding_the_pipe_neither_delays_the_result_nor_loses_its_lines(tmp_path):
+    """Snakemake gone, one of its jobs still running with the pipe open (as after a Ctrl-C):
+    the result comes after the reader's wait, and the job's later lines still reach the
+    log, written by the reader that owns it (no write to a closed file)."""
+
+    caught: list[BaseException] = []
+    old_hook = threading.excepthook
+    threading.excepthook = lambda args: caught.append(args.exc_value)
+    try:
+        log = tmp_path / "s.log"
+        script = "echo 'rule a:'; (sleep 6; echo late) & exit 0"
+        result = snakerun.run(["bash", "-c", script], log, stream=io.StringIO())
+        assert result.returncode == 0
+        assert log.read_text("utf-8").splitlines()[0] == "rule a:"
+        deadline = time.monotonic() + 20
+        while "late" not in log.read_text("utf-8") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert log.read_text("utf-8").splitlines() == ["rule a:", "late"]
+    finally:
+        threading.excepthook = old_hook
+    assert caught == []

@@ -78,37 +78,42 @@ def run(cmd: Sequence[str], log: Path, *, env: dict[str, str] | None = None,
     live = not verbose and stream.isatty()
     log.parent.mkdir(parents=True, exist_ok=True)
     progress = Progress()
+    out = open(log, "w", encoding="utf-8")  # noqa: SIM115 -- the reader closes it
     # A session of its own: the terminal's Ctrl-C reaches this process only, which passes it
     # on once, so Snakemake is not signalled twice and its jobs are stopped by Snakemake.
-    with open(log, "w", encoding="utf-8") as out:
-        child = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                 env=env, text=True, errors="replace", start_new_session=True)
-        reader = threading.Thread(target=_copy, args=(child.stdout, out, progress,
-                                                      stream if verbose else None),
-                                  daemon=True)
-        reader.start()
-        interrupted = False
-        try:
-            while child.poll() is None:
-                if live:
-                    _draw(stream, progress.line())
-                time.sleep(0.25)
-        except KeyboardInterrupt:
-            interrupted = True
-            _stop(child)
-        reader.join(timeout=5)
+    child = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             env=env, text=True, errors="replace", start_new_session=True)
+    reader = threading.Thread(target=_copy, args=(child.stdout, out, progress,
+                                                  stream if verbose else None),
+                              daemon=True)
+    reader.start()
+    interrupted = False
+    try:
+        while child.poll() is None:
+            if live:
+                _draw(stream, progress.line())
+            time.sleep(0.25)
+    except KeyboardInterrupt:
+        interrupted = True
+        _stop(child)
+    # A job that outlives Snakemake (stopped, but not yet gone) may hold the pipe open: the
+    # run's result does not wait for it, and the reader, which owns the log, writes what
+    # still comes and closes the file at the pipe's end.
+    reader.join(timeout=5)
     if live:
         _draw(stream, "")
     return RunResult(child.returncode, interrupted, progress, log)
 
 
 def _copy(source: TextIO, out: TextIO, progress: Progress, echo: TextIO | None) -> None:
-    for line in source:
-        out.write(line)
-        out.flush()
-        progress.update(line.rstrip("\n"))
-        if echo is not None:
-            echo.write(line)
+    """Copy the child's output to the log (closed at the end) and the progress."""
+    with out:
+        for line in source:
+            out.write(line)
+            out.flush()
+            progress.update(line.rstrip("\n"))
+            if echo is not None:
+                echo.write(line)
 
 
 def _draw(stream: TextIO, text: str) -> None:
