@@ -133,8 +133,11 @@ def test_an_mqm_file_with_new_content_and_an_old_time_is_read_again(tmp_path, mi
 def test_ctrl_c_stops_with_one_line_and_the_same_command_resumes(de_en):
     args = [PHENOMT, "evaluate", *DE_EN, "--hyp", "other.en", "--samples", "100",
             "--no-report", "--outdir", "out"]
+    # Ctrl-C as in a terminal: a run started in the background by a shell without job
+    # control (a CI script's `cmd &`) inherits an ignored SIGINT, and Python keeps it ignored
     child = subprocess.Popen(args, cwd=de_en, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
+                             text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     log = de_en / "out" / "snakemake.log"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not (
