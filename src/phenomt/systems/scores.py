@@ -265,6 +265,19 @@ def _empty_in(output: SystemOutput, subset: Subset) -> int:
     return sum(1 for n in output.empty if subset.mask[n - 1])
 
 
+def _check_baseline_record(record: Any, baseline: str, hyp: str | os.PathLike[str],
+                           ref: str | os.PathLike[str], lines: int) -> None:
+    """A ValueError unless ``record`` is ``baseline``'s score record of ``hyp`` against
+    ``ref`` over ``lines`` lines."""
+    if not (isinstance(record, dict) and isinstance(record.get("subsets"), dict)):
+        raise ValueError("the baseline record is no `systems score` record")
+    found = tuple(record.get(k) for k in ("system", "hypothesis", "reference", "lines"))
+    if found != (baseline, str(hyp), str(ref), lines):
+        raise ValueError(f"the baseline record is not {baseline}'s record of {hyp} against "
+                         f"{ref} ({lines} lines) but {found[0]}'s of {found[1]} against "
+                         f"{found[2]} ({found[3]} lines)")
+
+
 def score_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
                  ref: str | os.PathLike[str], target_lang: str,
                  baseline: str | None = None, baseline_hyp: str | os.PathLike[str] | None = None,
@@ -294,21 +307,9 @@ def score_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
         if baseline_hyp is None:
             raise ValueError(f"baseline {baseline!r} named without its hypothesis file")
         base_lines = read_output(baseline_hyp, ref, warn=False).lines
-        if baseline_record is not None and not (
-                isinstance(baseline_record, dict)
-                and isinstance(baseline_record.get("subsets"), dict)):
-            raise ValueError("the baseline record is no `systems score` record")
-        if baseline_record is not None and (
-                baseline_record.get("system") != baseline
-                or baseline_record.get("hypothesis") != str(baseline_hyp)
-                or baseline_record.get("reference") != str(ref)
-                or baseline_record.get("lines") != len(references)):
-            raise ValueError(f"the baseline record is not {baseline}'s record of "
-                             f"{baseline_hyp} against {ref} ({len(references)} lines) but "
-                             f"{baseline_record.get('system')}'s of "
-                             f"{baseline_record.get('hypothesis')} against "
-                             f"{baseline_record.get('reference')} "
-                             f"({baseline_record.get('lines')} lines)")
+        if baseline_record is not None:
+            _check_baseline_record(baseline_record, baseline, baseline_hyp, ref,
+                                   len(references))
     samples = samples or DEFAULT_SAMPLES[test]
     if mask is not None and "ltcr" in metrics:
         # LTCR's pairs span a document: a mask's sentences are no test set of their own
