@@ -156,6 +156,21 @@ def test_wordfreq_buckets_by_zipf_frequency():
         analysis.wordfreq_frequencies("xx")
 
 
+@pytest.mark.parametrize("lang", ["en", "de", "zh"])
+def test_the_plain_word_lookup_equals_wordfreq(lang):
+    import wordfreq
+
+    # Lower-case ASCII words skip wordfreq's tokenizer: they must get its exact Zipf value.
+    # Every 7th plain word of the list (frequent to rare), absent words, and words that take
+    # wordfreq's own path (case, a digit, ß, an apostrophe, a hyphen).
+    plain = [w for w in wordfreq.get_frequency_dict(lang) if analysis._PLAIN.fullmatch(w)]
+    words = plain[::7] + ["xqzzyv", "qqqqwwwwzzz", "Haus", "straße", "2019", "don't",
+                          "e-mail", "über", "café"]
+    freq = analysis.wordfreq_frequencies(lang)
+    assert len(plain) > 1000
+    assert [w for w in words if freq.lookup(w) != wordfreq.zipf_frequency(w, lang)] == []
+
+
 CONLLU = """# sent_id = 2
 # text = The cats sat on the mat .
 1	The	the	DET	DT	_	2	det	_	_
