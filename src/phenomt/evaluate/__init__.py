@@ -508,14 +508,15 @@ def prepare(args: argparse.Namespace) -> tuple[Request, Path, dict[str, Any], li
     copies = input_copies(outdir, request)
     config = evaluate_config(staged(request, copies), dict(request.hyps), mqm_systems)
     try:
-        Plan(load_config_dict(config)).check()
+        plan = Plan(load_config_dict(config))
+        plan.check()
     except ValueError as err:
         raise InputError(outdir / CONFIG, f"the generated config is refused: "
                                           f"{str(err).splitlines()[0]}") from None
     contents = None if docids is None else {"docids": "".join(f"{d}\n" for d in docids)
                                            .encode("utf-8")}
-    return request, outdir, {"config": config, "copies": copies, "contents": contents,
-                             "lines": len(testset.references),
+    return request, outdir, {"config": config, "plan": plan, "copies": copies,
+                             "contents": contents, "lines": len(testset.references),
                              "documents": None if docids is None else len(dict.fromkeys(docids))
                              }, warnings
 
@@ -533,7 +534,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         handle.write(f"# Written by phenomt evaluate ({len(request.hyps)} systems on "
                      f"{lines} lines); rerun the command to add systems.\n")
         yaml.safe_dump(config, handle, sort_keys=False, allow_unicode=True)
-    plan = Plan(load_config_dict(config))
+    plan = prepared["plan"]
     common = ["--configfile", str(outdir / CONFIG), "--directory", str(outdir)]
     # One Snakemake process for the jobs and the report: a second one would parse the
     # workflow and build the DAG again (about 2 s of each further system's run).
