@@ -5,10 +5,13 @@ state, spool and logs. Clients find the cluster through ``SLURM_CONF`` in
 :attr:`SlurmCluster.env`. Needs root (the daemons run as root: ``SlurmUser=root``) and
 Debian's ``slurmctld``, ``slurmd``, ``slurm-client`` and ``munge`` packages.
 
-The node offers the machine's CPUs, two partitions (``cpu``, the default, and ``gpu``) and one
-``gpu`` generic resource so that GPU requests can be scheduled. The resource points at
-``/dev/null``: Slurm drops GPUs declared without a ``File=``, and no job opens it (torch sees no
-CUDA device and stays on the CPU).
+The node offers twice the machine's CPUs, two partitions (``cpu``, the default, and ``gpu``)
+and as many ``gpu`` generic resources as CPUs, so that GPU requests can be scheduled side by
+side as the local run does. Each SLURM job spends seconds starting two Snakemake processes
+and waiting for the next status check, little of it on the CPU: a node with only the
+machine's CPUs and one GPU left the cores idle half of the run. The GPUs are device nodes in
+the cluster's folder with ``/dev/null``'s numbers: Slurm drops GPUs declared without a
+``File=``, and no job opens them (torch sees no CUDA device and stays on the CPU).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import time
 from collections.abc import Callable
@@ -79,6 +83,23 @@ def _free_ports(count: int) -> list[int]:
 MIN_NODE_MEMORY_MB = 64 * 1024
 
 
+#: CPUs the node declares per core of the machine (see the module's docstring).
+CPUS_PER_CORE = 2
+
+
+def _fake_gpus(folder: Path, count: int) -> str:
+    """Make ``count`` device nodes ``folder/gpu<i>`` (``/dev/null``'s numbers) and return the
+    ``gres.conf`` lines that declare them as GPUs."""
+    null = os.stat("/dev/null").st_rdev
+    lines = []
+    for index in range(count):
+        device = folder / f"gpu{index}"
+        if not device.exists():
+            os.mknod(device, 0o666 | stat.S_IFCHR, null)
+        lines.append(f"Name=gpu File={device}\n")
+    return "".join(lines)
+
+
 def _node_memory_mb() -> int:
     """Memory the node declares: what the machine has, at least MIN_NODE_MEMORY_MB."""
     pages = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
@@ -121,7 +142,7 @@ ReturnToService=2
 CommunicationParameters=NoCtldInAddrAny,NoInAddrAny
 # The node's declared memory (and CPUs) stand even where the machine has less.
 SlurmdParameters=config_overrides
-NodeName=localhost CPUs={cpus} RealMemory={memory_mb} Gres=gpu:1 State=UNKNOWN
+NodeName=localhost CPUs={cpus} RealMemory={memory_mb} Gres=gpu:{cpus} State=UNKNOWN
 PartitionName={PARTITIONS[0]} Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 PartitionName={PARTITIONS[1]} Nodes=localhost MaxTime=INFINITE State=UP
 """
@@ -254,11 +275,11 @@ def start_cluster(folder: Path) -> SlurmCluster:
     key.write_bytes(os.urandom(1024))
     os.chmod(key, 0o400)
     ctld_port, slurmd_port = _free_ports(2)
-    cpus = os.cpu_count() or 1
+    cpus = CPUS_PER_CORE * (os.cpu_count() or 1)
     conf = folder / "slurm.conf"
     conf.write_text(slurm_conf(folder, ctld_port, slurmd_port, cpus, _node_memory_mb()))
     # gres.conf is read from slurm.conf's folder.
-    (folder / "gres.conf").write_text("Name=gpu File=/dev/null\n")
+    (folder / "gres.conf").write_text(_fake_gpus(folder, cpus))
     env = dict(os.environ, SLURM_CONF=str(conf),
                PATH=f"{_srun_wrapper(folder, conf)}{os.pathsep}{os.environ.get('PATH', '')}")
     cluster = SlurmCluster(folder, env, cpus)
