@@ -89,10 +89,14 @@ def run(cmd: Sequence[str], log: Path, *, env: dict[str, str] | None = None,
     reader.start()
     interrupted = False
     try:
-        while child.poll() is None:
+        while True:
             if live:
                 _draw(stream, progress.line())
-            time.sleep(0.25)
+            try:  # returns as soon as Snakemake ends, not at the next redraw
+                child.wait(timeout=0.25)
+                break
+            except subprocess.TimeoutExpired:
+                continue
     except KeyboardInterrupt:
         interrupted = True
         _stop(child)

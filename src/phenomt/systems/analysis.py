@@ -44,6 +44,7 @@ the registered metric) between each system and the baseline, both ways.
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
 import re
 from collections import Counter
@@ -134,7 +135,8 @@ def wordfreq_frequencies(lang: str) -> Frequencies:
         raise ValueError(f"wordfreq has no word list for {lang!r}: give a training corpus "
                          "of the target language (--freq-corpus)")
     cache: dict[str, float] = {}
-    table = (wordfreq.get_frequency_dict(lang)
+    # wordfreq's own call (its cache is keyed by the arguments): the table is loaded once
+    table = (wordfreq.get_frequency_dict(lang, "best")
              if wordfreq.get_language_info(lang)["tokenizer"] == "regex" else None)
 
     def zipf(word: str) -> float:
@@ -414,13 +416,18 @@ def matched_ngrams(hypotheses: Sequence[Sequence[str]], references: Sequence[Seq
     per sentence the smaller of its two counts, summed over the test set."""
     found: Counter = Counter()
     for hyp, ref in zip(hypotheses, references, strict=True):
-        # every order in one Counter: an n-gram's length tells its order apart
-        hyp_counts = Counter(tuple(hyp[i:i + n]) for n in range(1, max_n + 1)
-                             for i in range(len(hyp) - n + 1))
-        ref_counts = Counter(tuple(ref[i:i + n]) for n in range(1, max_n + 1)
-                             for i in range(len(ref) - n + 1))
-        found.update(hyp_counts & ref_counts)
+        found.update(_ngram_counts(hyp, max_n) & _ngram_counts(ref, max_n))
     return found
+
+
+def _ngram_counts(tokens: Sequence[str], max_n: int) -> Counter:
+    """Counts of every n-gram (n = 1 ... ``max_n``) of one sentence, as tuples; one Counter for
+    all orders (an n-gram's length tells its order)."""
+    counts: Counter = Counter()
+    for n in range(1, max_n + 1):
+        # the shifted copies differ in length: zip stops at the shortest, the last n-gram
+        counts.update(zip(*(tokens[i:] for i in range(n)), strict=False))
+    return counts
 
 
 def ngram_differences(system: Counter, baseline: Counter, shown: int = NGRAMS_SHOWN,
@@ -431,8 +438,9 @@ def ngram_differences(system: Counter, baseline: Counter, shown: int = NGRAMS_SH
         return (mine[gram] + alpha) / (mine[gram] + theirs[gram] + 2 * alpha)
 
     def top(mine: Counter, theirs: Counter) -> list[dict]:
-        grams = sorted(set(mine) | set(theirs),
-                       key=lambda g: (-share(g, mine, theirs), -mine[g], " ".join(g)))
+        # the first `shown` of the whole ranking (heapq: without sorting every n-gram)
+        grams = heapq.nsmallest(shown, set(mine) | set(theirs),
+                                key=lambda g: (-share(g, mine, theirs), -mine[g], " ".join(g)))
         return [{"ngram": " ".join(g), "n": len(g), "system": mine[g], "baseline": theirs[g],
                  "share": round(share(g, mine, theirs), 6)}
                 for g in grams[:shown] if mine[g] > theirs[g]]
