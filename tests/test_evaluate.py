@@ -189,6 +189,24 @@ def test_freq_corpus_is_a_download_of_the_generated_config(tmp_path):
     assert plain.systems.analysis_testsets == ["t.de-en"]
 
 
+def test_the_pos_buckets_tag_a_reference_that_no_challenge_set_parses(tmp_path):
+    from phenomt.evaluate import evaluate_config, load_config_dict
+    from phenomt.plan import Plan
+
+    # De->En: the sets parse the German source; the English reference is only tagged
+    plan = Plan(load_config_dict(evaluate_config(_request(
+        tmp_path, hyps=(("mine", tmp_path / "h.en"), ("other", tmp_path / "h.en"))))))
+    plan.check()
+    tags = plan.ldd.tags_output("t_de-en", "en")
+    assert tags.endswith("ldd/tags/t_de-en.en.conllu")
+    assert tags in plan.systems.analysis_inputs("t.de-en")
+    assert f"--ref-conllu {tags}" in plan.systems.analysis_args("t.de-en")
+    assert plan.ldd.parse_args("tags") == "--tag-only" and plan.ldd.parse_args("parse") == ""
+    assert not plan.ldd.is_parsed("t_de-en", "en")
+    with pytest.raises(ValueError, match="unknown parse kind"):
+        plan.ldd.parse_args("trees")
+
+
 def _ids(tmp_path, text: str, name: str = "ids.txt") -> Path:
     path = tmp_path / name
     path.write_bytes(text.encode("utf-8"))

@@ -81,6 +81,21 @@ def test_parse_one_sentence_per_line(tiny_model: Path, text_file: Path, tmp_path
     assert again.read_bytes() == out.read_bytes()
 
 
+def test_tag_only_gives_the_parses_tags_without_heads(tiny_model: Path, text_file: Path,
+                                                      tmp_path: Path) -> None:
+    parsed, tagged = tmp_path / "parsed.conllu", tmp_path / "tagged.conllu"
+    parse_file(tiny_model, text_file, parsed)
+    assert parse_file(tiny_model, text_file, tagged, tag_only=True) == len(SENTENCES)
+
+    def tags(path: Path) -> list[tuple]:
+        return [(w.form, w.lemma, w.upos, w.xpos, w.feats) for s in read_conllu(path)
+                for w in s.words]
+
+    assert tags(tagged) == tags(parsed)
+    assert {(w.head, w.deprel) for s in read_conllu(tagged) for w in s.words} == {(None, "_")}
+    assert any(w.head is not None for s in read_conllu(parsed) for w in s.words)
+
+
 def test_shard_sizes() -> None:
     assert shard_sizes(7, 3) == [3, 2, 2]
     assert shard_sizes(2, 4) == [1, 1, 0, 0]

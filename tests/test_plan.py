@@ -222,3 +222,12 @@ def test_figures_of_smoke_scale_models_say_so_in_their_title():
     assert findings.config["scale"] == "findings" and findings.figure_title("BLEU") == "BLEU"
     for paper in (ROOT / "config" / "papers").glob("*.yaml"):
         assert load_config(paper)["scale"] == "paper", paper.name
+
+
+def test_challenge_set_sources_are_parsed_and_nothing_else():
+    plan = Plan(load_config(ROOT / "config" / "config.yaml"))
+    corpus = plan.ldd.corpora[0]
+    sources = {d.split("-")[0] for d in plan.ldd.directions}
+    assert sources and all(plan.ldd.is_parsed(corpus, lang) for lang in sources)
+    assert not plan.ldd.is_parsed(corpus, "zh")
+    assert not plan.ldd.is_parsed("no-such-corpus", next(iter(sources)))

@@ -1,4 +1,6 @@
-# UD parsing with UDPipe 1: scatter the tokenized source, parse shards, gather.
+# UD parsing with UDPipe 1: scatter the tokenized source, parse shards, gather. The same rules
+# only tag (`kind` tags: the part of speech without the parser, two thirds of the time) a side
+# that nothing needs parsed: a reference whose words the POS buckets count.
 
 
 rule parse_scatter:
@@ -7,12 +9,14 @@ rule parse_scatter:
     output:
         temp(
             expand(
-                f"{OUT}/ldd/parse/shards/{{{{lcorpus}}}}.{{{{lang}}}}.{{shard}}.txt",
+                f"{OUT}/ldd/{{{{kind}}}}/shards/{{{{lcorpus}}}}.{{{{lang}}}}.{{shard}}.txt",
                 shard=range(PLAN.ldd.parse_shards),
             )
         ),
+    wildcard_constraints:
+        kind="parse|tags",
     log:
-        f"{OUT}/logs/parse_scatter/{{lcorpus}}.{{lang}}.log",
+        f"{OUT}/logs/{{kind}}_scatter/{{lcorpus}}.{{lang}}.log",
     conda:
         ENV
     shell:
@@ -21,31 +25,37 @@ rule parse_scatter:
 
 rule parse_shard:
     input:
-        text=f"{OUT}/ldd/parse/shards/{{lcorpus}}.{{lang}}.{{shard}}.txt",
+        text=f"{OUT}/ldd/{{kind}}/shards/{{lcorpus}}.{{lang}}.{{shard}}.txt",
         model=lambda w: PLAN.ldd.udpipe_model(w.lang),
     output:
-        temp(f"{OUT}/ldd/parse/shards/{{lcorpus}}.{{lang}}.{{shard}}.conllu"),
+        temp(f"{OUT}/ldd/{{kind}}/shards/{{lcorpus}}.{{lang}}.{{shard}}.conllu"),
+    wildcard_constraints:
+        kind="parse|tags",
+    params:
+        args=lambda w: PLAN.ldd.parse_args(w.kind),
     log:
-        f"{OUT}/logs/parse/{{lcorpus}}.{{lang}}.{{shard}}.log",
+        f"{OUT}/logs/{{kind}}/{{lcorpus}}.{{lang}}.{{shard}}.log",
     benchmark:
-        f"{OUT}/benchmarks/parse/{{lcorpus}}.{{lang}}.{{shard}}.tsv"
+        f"{OUT}/benchmarks/{{kind}}/{{lcorpus}}.{{lang}}.{{shard}}.tsv"
     conda:
         ENV
     shell:
         "phenomt parse run --model {input.model:q} --input {input.text:q} --output {output:q}"
-        " > {log:q} 2>&1"
+        " {params.args} > {log:q} 2>&1"
 
 
 rule parse_gather:
     input:
         expand(
-            f"{OUT}/ldd/parse/shards/{{{{lcorpus}}}}.{{{{lang}}}}.{{shard}}.conllu",
+            f"{OUT}/ldd/{{{{kind}}}}/shards/{{{{lcorpus}}}}.{{{{lang}}}}.{{shard}}.conllu",
             shard=range(PLAN.ldd.parse_shards),
         ),
     output:
-        f"{OUT}/ldd/parse/{{lcorpus}}.{{lang}}.conllu",
+        f"{OUT}/ldd/{{kind}}/{{lcorpus}}.{{lang}}.conllu",
+    wildcard_constraints:
+        kind="parse|tags",
     log:
-        f"{OUT}/logs/parse_gather/{{lcorpus}}.{{lang}}.log",
+        f"{OUT}/logs/{{kind}}_gather/{{lcorpus}}.{{lang}}.log",
     conda:
         ENV
     shell:

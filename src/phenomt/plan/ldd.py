@@ -155,6 +155,24 @@ class LddPlan(SectionPlan):
         """The UDPipe parse of one side of a corpus (rules parse_scatter ... parse_gather)."""
         return f"{self.out}/ldd/parse/{lcorpus}.{lang}.conllu"
 
+    def tags_output(self, lcorpus: str, lang: str) -> str:
+        """The UDPipe tags (no parse) of one side of a corpus: the same rules, ``kind`` tags."""
+        return f"{self.out}/ldd/tags/{lcorpus}.{lang}.conllu"
+
+    def is_parsed(self, lcorpus: str, lang: str) -> bool:
+        """Whether the configured challenge sets parse this side of a corpus of theirs (it is
+        the source of one of their directions). A given systems' test set is extracted in its
+        own direction only: its target side is never parsed."""
+        return lcorpus in self.corpora and any(
+            direction_langs(d)[0] == lang for d in self.directions)
+
+    @staticmethod
+    def parse_args(kind: str) -> str:
+        """``phenomt parse run`` options of a ``kind`` (parse, tags) of the parse rules."""
+        if kind not in ("parse", "tags"):
+            raise ValueError(f"unknown parse kind {kind!r}")
+        return shell_args([("--tag-only", kind == "tags")])
+
     def udpipe_treebanks(self, name: str) -> list[str]:
         treebanks = self.section["udpipe_training"][name]["treebanks"]
         return [self.data.download_path(d) for d in treebanks]

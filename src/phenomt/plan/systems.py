@@ -545,12 +545,17 @@ class SystemsPlan(SectionPlan):
         return [self.data.raw(corpus, self._langs(testset)[1])] if corpus else []
 
     def _reference_parse(self, testset: str) -> list[str]:
-        """The UDPipe parse of the test set's tokenized reference, where its challenge sets
-        are extracted (so its corpus is parsed) and a model of the target language is set."""
+        """The UDPipe tags of the test set's tokenized reference, where its challenge sets
+        are extracted and a model of the target language is set: from the sets' own parse
+        of that side where they parse it, else tagged alone (the buckets read the part of
+        speech only)."""
         tgt = self._langs(testset)[1]
         if testset not in self.ldd_testsets or tgt not in self.ldd.section["udpipe"]:
             return []
-        return [self.ldd.parse_output(ldd_corpus(testset), tgt)]
+        corpus = ldd_corpus(testset)
+        if self.ldd.is_parsed(corpus, tgt):
+            return [self.ldd.parse_output(corpus, tgt)]
+        return [self.ldd.tags_output(corpus, tgt)]
 
     def analysis_inputs(self, testset: str) -> list[str]:
         """Every system's output and score record (its BLEU and chrF sentence statistics),

@@ -22,14 +22,16 @@ Every bucket value has its 95% percentile interval and, for each system but the 
 paired difference against the baseline on the same resamples with its p, Holm-adjusted over a
 system's buckets of one analysis.
 
-**Word recall by part of speech** (with the reference's UDPipe parse, which the LDD stages
-make for a test set with challenge sets): of the reference words with a universal POS tag, the
-share the hypothesis contains, in percent. The parse reads the Moses-tokenized reference, so the
-hypothesis is Moses-tokenized the same way; a hypothesis word matches a reference word of the
-same form in the same sentence, each hypothesis token once (clipped counts, taken in reference
-order). compare-mt computes F here, with tags on both sides that the user brings; tagging
-every system's output would cost a UDPipe parse per system, so this is recall, from the one
-parse of the reference. A multiword token (German *zum*) counts once, with its first word's tag.
+**Word recall by part of speech** (with the reference's UDPipe tags, for a test set with
+challenge sets: the LDD stages' parse of that side where they parse it, else the tagger alone,
+which gives the same tags in two thirds of the time): of the reference words with a universal
+POS tag, the share the hypothesis contains, in percent. The tagger reads the Moses-tokenized
+reference, so the hypothesis is Moses-tokenized the same way; a hypothesis word matches a
+reference word of the same form in the same sentence, each hypothesis token once (clipped
+counts, taken in reference order). compare-mt computes F here, with tags on both sides that the
+user brings; tagging every system's output would cost a UDPipe run per system, so this is
+recall, from the one tagging of the reference. A multiword token (German *zum*) counts once,
+with its first word's tag.
 Punctuation and symbols are no words, as in the frequency buckets.
 
 **N-gram differences** (compare-mt's ``--compare_ngrams`` with its defaults): for every n-gram

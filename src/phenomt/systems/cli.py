@@ -189,13 +189,16 @@ def _analyse_command(args: argparse.Namespace) -> int:
             from phenomt.core.conllu import read_conllu
 
             parse = read_conllu(args.ref_conllu)
+        # a file of the tagger alone (HEAD empty) is named as such in the tables
+        what = ("parse" if parse is None or any(w.head is not None for s in parse
+                                                 for w in s.words) else "tags")
         record = analysis.analysis_record(
             testset=args.testset, hypotheses=hypotheses, references=references,
             sources=sources, baseline=args.baseline or names[0],
             target_lang=args.target_lang, tokenize=tokenize, frequencies=frequencies,
             samples=args.samples, seed=args.seed, reference_parse=parse,
-            parse_note=f"UDPipe parse of the reference, model {args.udpipe_model}"
-            if args.udpipe_model else "UDPipe parse of the reference",
+            parse_note=f"UDPipe {what} of the reference, model {args.udpipe_model}"
+            if args.udpipe_model else f"UDPipe {what} of the reference",
             scored=_score_records(args, dict(args.hyp), len(references)))
     except InputError:
         raise
