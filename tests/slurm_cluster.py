@@ -7,11 +7,11 @@ Debian's ``slurmctld``, ``slurmd``, ``slurm-client`` and ``munge`` packages.
 
 The node offers twice the machine's CPUs, two partitions (``cpu``, the default, and ``gpu``)
 and as many ``gpu`` generic resources as CPUs, so that GPU requests can be scheduled side by
-side as the local run does. Each SLURM job spends seconds starting two Snakemake processes
-and waiting for the next status check, little of it on the CPU: a node with only the
-machine's CPUs and one GPU left the cores idle half of the run. The GPUs are device nodes in
-the cluster's folder with ``/dev/null``'s numbers: Slurm drops GPUs declared without a
-``File=``, and no job opens them (torch sees no CUDA device and stays on the CPU).
+side as the local run does: a node with only the machine's CPUs and one GPU ran one GPU rule
+at a time and, with jobs waiting for the next status check, left the cores idle half of the
+run. The GPUs are device nodes in the cluster's folder with ``/dev/null``'s numbers: Slurm
+drops GPUs declared without a ``File=``, and no job opens them (torch sees no CUDA device and
+stays on the CPU).
 """
 
 from __future__ import annotations

@@ -96,7 +96,7 @@ def run(cmd: Sequence[str], log: Path, *, env: dict[str, str] | None = None,
                 child.wait(timeout=0.25)
                 break
             except subprocess.TimeoutExpired:
-                continue
+                pass
     except KeyboardInterrupt:
         interrupted = True
         _stop(child)

@@ -185,28 +185,32 @@ def word_statistics(hypotheses: Sequence[Sequence[str]], references: Sequence[Se
     ``3b``, ``3b + 1``, ``3b + 2`` of bucket ``b``)."""
     buckets = len(frequencies.cutoffs) + 1
     rows = np.zeros((len(references), 3 * buckets), dtype=np.float64)
-    column: dict[str, int] = {}  # token -> 3 x its bucket, -1 for a non-word
-
-    def first_column(token: str) -> int:
-        found = column[token] = 3 * frequencies.bucket(token) if is_word(token) else -1
-        return found
-
+    column = _Columns(frequencies)
     for row, (hyp, ref) in enumerate(zip(hypotheses, references, strict=True)):
         hyp_counts = Counter(hyp)
         for word, count in Counter(ref).items():
-            b = column.get(word)
-            if b is None:
-                b = first_column(word)
+            b = column[word]
             if b >= 0:
                 rows[row, b] += min(count, hyp_counts.get(word, 0))
                 rows[row, b + 1] += count
         for word, count in hyp_counts.items():
-            b = column.get(word)
-            if b is None:
-                b = first_column(word)
+            b = column[word]
             if b >= 0:
                 rows[row, b + 2] += count
     return rows
+
+
+class _Columns(dict):
+    """Token -> 3 x its frequency bucket (the first of its columns), -1 for a non-word;
+    each token looked up once."""
+
+    def __init__(self, frequencies: Frequencies):
+        super().__init__()
+        self.frequencies = frequencies
+
+    def __missing__(self, token: str) -> int:
+        found = self[token] = 3 * self.frequencies.bucket(token) if is_word(token) else -1
+        return found
 
 
 def bucket_words(references: Sequence[Sequence[str]], frequencies: Frequencies,
