@@ -16,7 +16,9 @@ $(STAMP): pyproject.toml envs/constraints.txt envs/fairseq-deps.txt scripts/setu
 	bash scripts/setup.sh $(VENV)
 	touch $@
 
+# Recompiles the modules changed since setup (scripts/setup.sh says why), then runs.
 run: $(STAMP)
+	$(BIN)/python -m compileall -q src/phenomt
 	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG)
 
 # The HTML report of a run (results/report.html): builds what the report shows that is still

@@ -3,7 +3,9 @@ log, and a failed job's own error line found in its log."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import io
+import subprocess
 import sys
 import threading
 import time
@@ -107,3 +109,37 @@ def test_a_job_left_holding_the_pipe_neither_delays_the_result_nor_loses_its_lin
     finally:
         threading.excepthook = old_hook
     assert caught == []
+
+
+# Snakemake's main as the launcher finds it, replaced: one non-daemon timer left pending (as
+# Snakemake's job-rate timers are), then the status given.
+_LAUNCH = """
+import sys, threading
+import snakemake.cli
+from phenomt.core import snakerun
+
+def fake_main(argv):
+    print("ran", argv, flush=True)
+    threading.Timer(600, lambda: print("timer fired")).start()
+    sys.exit({code!r})
+
+snakemake.cli.main = fake_main
+snakerun.main(["-n", "--cores", "1"])
+"""
+
+
+def test_the_launcher_ends_with_snakemakes_status_without_waiting_for_its_timers():
+    for code, status in ((None, 0), (0, 0), (1, 1), ("failed", 1)):
+        done = subprocess.run([sys.executable, "-c", _LAUNCH.format(code=code)],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == status, done.stderr
+        assert done.stdout == "ran ['-n', '--cores', '1']\n"
+        assert "timer fired" not in done.stdout
+        assert done.stderr.strip() == ("failed" if code == "failed" else "")
+
+
+def test_the_launcher_runs_snakemakes_command_line():
+    done = subprocess.run(snakerun.command("--version"), capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0
+    assert done.stdout.strip() == importlib.metadata.version("snakemake")

@@ -8,6 +8,7 @@ hundreds of lines in which a failure is hard to find. The log file keeps all of 
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import signal
@@ -18,7 +19,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 _DONE = re.compile(r"^(\d+) of (\d+) steps \(\d+%\) done")
 _TOTAL = re.compile(r"^total\s+(\d+)\s*$")
@@ -206,3 +207,44 @@ def print_failures(logs: str | Sequence[str], stream: TextIO | None = None) -> N
         if Path(log).is_file():
             for failure in failures(Path(log), Path.cwd()):
                 print(f"phenomt: error: {failure.line()}", file=stream)
+
+
+def command(*args: str) -> list[str]:
+    """The command line of a Snakemake run through :func:`main` (this interpreter)."""
+    return [sys.executable, "-m", "phenomt.core.snakerun", *args]
+
+
+def main(argv: Sequence[str] | None = None) -> NoReturn:
+    """Snakemake's own command line, whose process ends as soon as Snakemake is done.
+
+    Snakemake 9 re-checks its job-rate limit (``--max-jobs-per-timespan``) on
+    ``threading.Timer`` threads, which are not daemons: after the last job the interpreter
+    waits for the last of them, up to the whole window (1 to 5 s), before the process ends.
+    By then Snakemake has written everything, so the process ends with Snakemake's status
+    without that wait: the logs are flushed, the pending timers dropped.
+    """
+    from snakemake.cli import main as snakemake_main
+
+    try:
+        snakemake_main(list(sys.argv[1:] if argv is None else argv))
+        status = 0
+    except SystemExit as end:
+        status = _exit_status(end.code)
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
+
+
+def _exit_status(code: object) -> int:
+    """The status ``sys.exit(code)`` would end the process with."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    main()

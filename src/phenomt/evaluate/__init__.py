@@ -346,15 +346,10 @@ def staged(request: Request, copies: Sequence[inputs.Copy]) -> Request:
                    freq_corpus=copy.get("freq"))
 
 
-# The workflow profile's 5 s job-rate window (workflow/profiles/default) keeps Snakemake alive
-# up to 5 s after its last job, which is a third of an added system's run here; these runs
-# have a few dozen jobs, so the default 1 s window costs nothing.
-RATE_WINDOW = ("--max-jobs-per-timespan", "100/1s")
-
-
 def _snakemake(*args: str) -> list[str]:
-    return [str(Path(sys.executable).with_name("snakemake")), "--snakefile",
-            str(SNAKEFILE), *RATE_WINDOW, *args]
+    # through snakerun's launcher: the process ends with the run, not after the workflow
+    # profile's 5 s job-rate window
+    return snakerun.command("--snakefile", str(SNAKEFILE), *args)
 
 
 def summary_lines(plan: Plan, testset: str, root: Path) -> list[str]:
