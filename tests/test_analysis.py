@@ -306,3 +306,40 @@ def test_the_analyse_command_refuses_a_record_of_another_file(tmp_path):
     argv[-1] = f"good={paths['good']}"
     args = build_parser(["phenomt.systems.cli"]).parse_args(argv)
     assert args.handler(args) == 0
+
+
+def test_one_table_command_writes_each_kind_to_its_own_files(tmp_path, capsys):
+    from phenomt.cli import main
+
+    refs, hyps = _test_set(30)
+    paths = _scored(tmp_path, refs, hyps)
+    record = tmp_path / "analysis.json"
+    assert main(["systems", "analyse", "--testset", "toy", "--hyp",
+                 *(f"{n}={tmp_path / n}.txt" for n in hyps), "--src", str(tmp_path / "ref.txt"),
+                 "--ref", str(tmp_path / "ref.txt"), "--target-lang", "en", "--freq-corpus",
+                 str(tmp_path / "ref.txt"), "--samples", "20", "--output", str(record),
+                 "--scores", *(f"{n}={p}" for n, p in paths.items() if n in hyps)]) == 0
+    kinds = ["ngrams", "buckets", "examples"]
+    files = [(tmp_path / f"{k}.md", tmp_path / f"{k}.csv") for k in kinds]
+    assert main(["table", "systems-analysis", "--record", str(record), "--kind", *kinds,
+                 "--md", *(str(md) for md, _ in files),
+                 "--csv", *(str(csv) for _, csv in files)]) == 0
+    for kind, (md, csv) in zip(kinds, files, strict=True):
+        _, title = analysis.TABLE_KINDS[kind]
+        assert md.read_text("utf-8").startswith(f"# {title}: toy\n"), kind
+        assert csv.with_suffix(".json").is_file() and csv.read_text("utf-8")
+    # the same table alone is the same file
+    alone = tmp_path / "alone"
+    assert main(["table", "systems-analysis", "--record", str(record), "--kind", "buckets",
+                 "--md", f"{alone}.md", "--csv", f"{alone}.csv"]) == 0
+    assert Path(f"{alone}.md").read_bytes() == files[1][0].read_bytes()
+    # the files must pair up with the kinds, each kind once
+    for wrong in (["--kind", "buckets", "ngrams", "--md", "a.md", "--csv", "a.csv", "b.csv"],
+                  ["--kind", "buckets", "buckets", "--md", "a.md", "b.md", "--csv", "a.csv",
+                   "b.csv"]):
+        with pytest.raises(SystemExit) as refused:
+            main(["table", "systems-analysis", "--record", str(record), *wrong])
+        assert refused.value.code == 2
+    err = capsys.readouterr().err
+    assert "2 --kind, 1 --md and 2 --csv files" in err and "named twice" in err
+    assert not (tmp_path / "a.md").exists()

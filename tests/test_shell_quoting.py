@@ -234,6 +234,8 @@ def _plan_arguments(plan) -> dict[str, Callable[[], str]]:
         "systems.mask_args": lambda: systems.mask_args(zh),
         "systems.ldd_set_args": lambda: systems.ldd_set_args(t),
         "systems.ldd_table_args": lambda: systems.ldd_table_args(t),
+        "systems.ldd_tables_args": lambda: systems.ldd_tables_args(t),
+        "systems.analysis_tables_args": lambda: systems.analysis_tables_args(t),
         "systems.mqm_prepare_args": lambda: systems.mqm_prepare_args(mqm),
         "systems.mqm_redundancy_args": lambda: systems.mqm_redundancy_args(mqm, HOSTILE_NAME),
         "systems.mqm_metric_args": lambda: systems.mqm_metric_args(mqm),

@@ -391,10 +391,23 @@ def test_plan_scores_the_configured_metrics_on_the_sets(config, tmp_path):
     assert plan.systems.ldd_metrics == [] and plan.systems.ldd_source_args(
         "newstest2021.de-en") == ""
     assert not any("systems_ldd_metrics" in t for t in plan.systems.tables())
+    # one job makes a test set's tables: its command names each with its files, in order
+    t = "newstest2021.de-en"
+    stems = [f"results/tables/systems_ldd_table{n}.{t}" for n in (4, 5, 6)]
+    assert shlex.split(plan.systems.ldd_tables_args(t)) == [
+        "--kind", "bleu", "distance", "ribes", "--md", *(f"{s}.md" for s in stems),
+        "--csv", *(f"{s}.csv" for s in stems)]
+    assert plan.systems.ldd_table_outputs()["distance_json"] == (
+        "results/tables/systems_ldd_table5.{testset}.json")
+    assert len(plan.systems.ldd_table_outputs()) == 9
     changed = copy.deepcopy(config)
     changed["systems"]["ldd_metrics"] = ["ter", "crr"]
     plan = Plan(validate_config(changed))
     assert "--metrics ter crr" in plan.systems.ldd_score_args()
+    assert shlex.split(plan.systems.ldd_tables_args(t))[:5] == [
+        "--kind", "bleu", "distance", "ribes", "metrics"]
+    assert shlex.split(plan.systems.ldd_tables_args(t))[-1] == (
+        f"results/tables/systems_ldd_metrics.{t}.csv")
     assert plan.systems.ldd_source_inputs("newstest2021.de-en") == [
         "results/data/raw/newstest2021.de-en.de"]
     assert shlex.split(plan.systems.ldd_source_args("newstest2021.de-en")) == [
@@ -412,7 +425,7 @@ def test_plan_scores_the_configured_metrics_on_the_sets(config, tmp_path):
                            cwd=workdir, timeout=300)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     # the tiny config scores its given systems on newstest2021.de-en's sets
-    assert "table_systems_ldd_metrics" in result.stdout + result.stderr
+    assert "results/tables/systems_ldd_metrics.newstest2021.de-en.md" in result.stdout
 
 
 def test_plan_mqm_sets(config):

@@ -216,68 +216,48 @@ rule systems_sentences:
         "phenomt systems sentences {params.args} --output {output:q} > {log:q} 2>&1"
 
 
+# The buckets, n-gram and example tables of a test set, in one job (one process start).
 rule table_systems_analysis:
     localrule: True
     input:
         lambda w: PLAN.systems.analysis_json(w.testset),
     output:
-        **PLAN.table_files("systems_{kind}.{testset}"),
-    wildcard_constraints:
-        kind="buckets|ngrams|examples",
-        testset="[^/]+",
-    log:
-        f"{OUT}/logs/tables/systems_{{kind}}.{{testset}}.log",
-    conda:
-        ENV
-    shell:
-        "phenomt table systems-analysis --record {input:q} --kind {wildcards.kind:q}"
-        " --md {output.md:q} --csv {output.csv:q} > {log:q} 2>&1"
-
-
-# The challenge sets under the metrics of `systems.ldd_metrics` (BLEU's resamples).
-rule table_systems_ldd_metrics:
-    localrule: True
-    input:
-        records=lambda w: PLAN.systems.ldd_records(w.testset),
-        aligner=lambda w: PLAN.systems.ldd_aligner_settings(w.testset),
-    output:
-        **PLAN.table_files("systems_ldd_metrics.{testset}"),
+        **PLAN.systems.analysis_table_outputs(),
     wildcard_constraints:
         testset="[^/]+",
     params:
-        settings=lambda w: PLAN.systems.ldd_table_args(w.testset),
+        args=lambda w: PLAN.systems.analysis_tables_args(w.testset),
     log:
-        f"{OUT}/logs/tables/systems_ldd_metrics.{{testset}}.log",
+        f"{OUT}/logs/tables/systems_analysis.{{testset}}.log",
     conda:
         ENV
     shell:
-        "phenomt table systems-ldd --kind metrics --records {input.records:q}"
-        " --aligner-settings {input.aligner:q} {params.settings}"
-        " --md {output.md:q} --csv {output.csv:q} > {log:q} 2>&1"
+        "phenomt table systems-analysis --record {input:q} {params.args} > {log:q} 2>&1"
 
 
+# A test set's challenge-set tables in one job: Tables 4 to 6, and with `systems.ldd_metrics`
+# the sets under those metrics (BLEU's resamples).
 rule table_systems_ldd:
     localrule: True
     input:
         records=lambda w: PLAN.systems.ldd_records(w.testset),
-        # its note on the aligner's training data is read from the aligner's own record
+        # their note on the aligner's training data is read from the aligner's own record
         aligner=lambda w: PLAN.systems.ldd_aligner_settings(w.testset),
     output:
-        **PLAN.table_files("systems_ldd_table{num}.{testset}"),
+        **PLAN.systems.ldd_table_outputs(),
     wildcard_constraints:
-        num="[456]",
         testset="[^/]+",
     params:
-        kind=lambda w: PLAN.systems.ldd_table_kind(w.num),
+        args=lambda w: PLAN.systems.ldd_tables_args(w.testset),
         settings=lambda w: PLAN.systems.ldd_table_args(w.testset),
     log:
-        f"{OUT}/logs/tables/systems_ldd_table{{num}}.{{testset}}.log",
+        f"{OUT}/logs/tables/systems_ldd.{{testset}}.log",
     conda:
         ENV
     shell:
-        "phenomt table systems-ldd --kind {params.kind:q} --records {input.records:q}"
-        " --aligner-settings {input.aligner:q} {params.settings}"
-        " --md {output.md:q} --csv {output.csv:q} > {log:q} 2>&1"
+        "phenomt table systems-ldd --records {input.records:q}"
+        " --aligner-settings {input.aligner:q} {params.settings} {params.args}"
+        " > {log:q} 2>&1"
 
 
 # MQM-annotated outputs (`systems.mqm`): the outputs recovered from the annotation file, DRR

@@ -15,7 +15,7 @@ from phenomt.plan.data import DataPlan
 from phenomt.plan.documents import REFERENCE
 from phenomt.plan.ldd import LddPlan
 from phenomt.plan.section import SectionPlan
-from phenomt.plan.tables import table_file_list, table_path
+from phenomt.plan.tables import table_file_list, table_files, table_path
 
 #: Distance bins of the lexical challenge sets scored for given systems (the paper's Table 5).
 LDD_BINS = ["all", "ge1", "ge2", "ge3"]
@@ -27,6 +27,19 @@ MQM_DIR = "mqm"
 ANALYSIS_TABLES = ("buckets", "ngrams", "examples")
 #: An LTCR set of the rules: a test set's name, or ``mqm/<MQM set>``.
 LTCR_SET = rf"(?:{MQM_DIR}/)?[^/]+"
+
+
+def _table_outputs(out: str, stems: dict[str, str]) -> dict[str, str]:
+    """The files of several tables made by one job, as a rule's named outputs."""
+    return {f"{kind}_{ext}": path for kind, stem in stems.items()
+            for ext, path in table_files(out, stem).items()}
+
+
+def _tables_args(out: str, stems: dict[str, str]) -> str:
+    """The ``--kind K ... --md M ... --csv C ...`` of a command that makes several tables."""
+    return shell_args([("--kind", list(stems)),
+                       ("--md", [table_path(out, s, "md") for s in stems.values()]),
+                       ("--csv", [table_path(out, s, "csv") for s in stems.values()])])
 
 
 def ldd_corpus(testset: str) -> str:
@@ -270,8 +283,9 @@ class SystemsPlan(SectionPlan):
 
     @property
     def ldd_metrics(self) -> list[str]:
-        """The registered metrics scored on the challenge sets besides BLEU."""
-        return list(self.section["ldd_metrics"])
+        """The registered metrics scored on the challenge sets besides BLEU (none in a
+        config without given systems)."""
+        return list(self.section["ldd_metrics"]) if self.section else []
 
     def ldd_source_inputs(self, testset: str) -> list[str]:
         """The test set's source, when a challenge-set metric reads it (CRR, DRR, COMET), and
@@ -294,9 +308,6 @@ class SystemsPlan(SectionPlan):
     def ldd_records(self, testset: str) -> list[str]:
         return [self.ldd_json(testset, s) for s in self.systems(testset)]
 
-    def ldd_table_kind(self, number: str) -> str:
-        return LDD_TABLES[number]
-
     def ldd_aligner_settings(self, testset: str) -> str:
         """The ``settings.json`` of the aligner the test set's reordering set comes from: the
         tables' note on its training data is read from it, not restated from the config."""
@@ -313,8 +324,22 @@ class SystemsPlan(SectionPlan):
             ("--alignment", self.ldd.alignment),
             ("--aligned-source", self.ldd.source(ldd_corpus(testset), direction))])
 
-    def ldd_table(self, testset: str, number: str, ext: str) -> str:
-        return table_path(self.out, f"systems_ldd_table{number}.{testset}", ext)
+    def _ldd_table_stems(self, testset: str) -> dict[str, str]:
+        """``table systems-ldd`` kind -> the stem of its table: Tables 4 to 6, and the other
+        metrics' table with ``ldd_metrics``."""
+        stems = {kind: f"systems_ldd_table{n}.{testset}" for n, kind in LDD_TABLES.items()}
+        if self.ldd_metrics:
+            stems["metrics"] = f"systems_ldd_metrics.{testset}"
+        return stems
+
+    def ldd_table_outputs(self) -> dict[str, str]:
+        """The files of a test set's challenge-set tables (wildcard ``testset``), all made
+        by one job: ``<kind>_<format>`` -> file."""
+        return _table_outputs(self.out, self._ldd_table_stems("{testset}"))
+
+    def ldd_tables_args(self, testset: str) -> str:
+        """``--kind``, ``--md`` and ``--csv`` of those tables, in one order."""
+        return _tables_args(self.out, self._ldd_table_stems(testset))
 
     # --- MQM-annotated outputs ---------------------------------------------------------------
     def _mqm_sets(self) -> dict[str, dict[str, Any]]:
@@ -621,6 +646,18 @@ class SystemsPlan(SectionPlan):
              if testset in self.ltcr_testsets else None),
             ("--source-lang", self._langs(testset)[0]),
             ("--target-lang", self._langs(testset)[1])])
+
+    def _analysis_table_stems(self, testset: str) -> dict[str, str]:
+        return {kind: f"systems_{kind}.{testset}" for kind in ANALYSIS_TABLES}
+
+    def analysis_table_outputs(self) -> dict[str, str]:
+        """The files of a test set's analysis tables (wildcard ``testset``), all made by one
+        job: ``<kind>_<format>`` -> file."""
+        return _table_outputs(self.out, self._analysis_table_stems("{testset}"))
+
+    def analysis_tables_args(self, testset: str) -> str:
+        """``--kind``, ``--md`` and ``--csv`` of those tables, in one order."""
+        return _tables_args(self.out, self._analysis_table_stems(testset))
 
     def analysis_tables(self) -> list[str]:
         return table_file_list(self.out, [f"systems_{kind}.{t}" for t in self.analysis_testsets

@@ -249,11 +249,23 @@ def _sentences_command(args: argparse.Namespace) -> int:
 def _analysis_table_command(args: argparse.Namespace) -> int:
     from phenomt.systems import analysis
 
+    outputs = _table_outputs(args)
     record = _analysis_record(args.record)
-    build, title = analysis.TABLE_KINDS[args.kind]
-    frame, notes = build(record)
-    write_table(frame, args.md, args.csv, f"{title}: {record['testset']}", notes)
+    for kind, (md, csv) in outputs.items():
+        build, title = analysis.TABLE_KINDS[kind]
+        frame, notes = build(record)
+        write_table(frame, md, csv, f"{title}: {record['testset']}", notes)
     return 0
+
+
+def _table_outputs(args: argparse.Namespace) -> dict[str, tuple[str, str]]:
+    """``--kind``'s tables with their ``--md`` and ``--csv`` files, paired in order."""
+    if not len(args.kind) == len(args.md) == len(args.csv):
+        args.systems_parser.error(f"{len(args.kind)} --kind, {len(args.md)} --md and "
+                                  f"{len(args.csv)} --csv files: give one of each per table")
+    _refuse_repeats(args, "--kind", "table", args.kind)
+    return {kind: (md, csv) for kind, md, csv in zip(args.kind, args.md, args.csv,
+                                                       strict=True)}
 
 
 def _with_identity(record: dict, args: argparse.Namespace) -> dict:
@@ -470,6 +482,7 @@ def _ltcr_table_command(args: argparse.Namespace) -> int:
 
 
 def _ldd_table_command(args: argparse.Namespace) -> int:
+    outputs = _table_outputs(args)
     records = [load_json(p) for p in args.records]
     for path, record in zip(args.records, records, strict=True):
         if record.get("schema") != challenge.SCHEMA:
@@ -482,28 +495,37 @@ def _ldd_table_command(args: argparse.Namespace) -> int:
                                       args.alignment, args.aligned_source)
     extraction = {"udpipe": args.udpipe, "aligner": aligner}
     testset = records[0]["testset"]
-    if args.kind == "bleu":
-        frame, notes = tables.ldd_bleu_table(records, catalogue, **extraction)
-        title = "Given systems on the LDD challenge sets (Table 4): BLEU with 95% intervals"
-    elif args.kind == "distance":
-        frame, notes = tables.ldd_distance_table(records, catalogue, args.min_sentences,
-                                                 **extraction)
-        title = "Given systems on the LDD challenge sets by distance (Table 5)"
-    elif args.kind == "metrics":
-        frame, notes = tables.ldd_metrics_table(records, catalogue, **extraction)
-        title = "Given systems on the LDD challenge sets: the other metrics"
-    else:
-        frame, notes = tables.ldd_ribes_table(records, catalogue, **extraction)
-        title = "Given systems on the LDD reordering sets: RIBES (Table 6)"
-    write_table(frame, args.md, args.csv, f"{title}, {testset}", notes)
+    for kind, (md, csv) in outputs.items():
+        if kind == "bleu":
+            frame, notes = tables.ldd_bleu_table(records, catalogue, **extraction)
+            title = "Given systems on the LDD challenge sets (Table 4): BLEU with 95% intervals"
+        elif kind == "distance":
+            frame, notes = tables.ldd_distance_table(records, catalogue, args.min_sentences,
+                                                     **extraction)
+            title = "Given systems on the LDD challenge sets by distance (Table 5)"
+        elif kind == "metrics":
+            frame, notes = tables.ldd_metrics_table(records, catalogue, **extraction)
+            title = "Given systems on the LDD challenge sets: the other metrics"
+        else:
+            frame, notes = tables.ldd_ribes_table(records, catalogue, **extraction)
+            title = "Given systems on the LDD reordering sets: RIBES (Table 6)"
+        write_table(frame, md, csv, f"{title}, {testset}", notes)
     return 0
 
 
-def _table_io(p: argparse.ArgumentParser) -> None:
+def _table_io(p: argparse.ArgumentParser, several: bool = False) -> None:
     p.add_argument("--catalogue", type=Path,
                    help="systems TSV (default: the package's sysout catalogue)")
-    p.add_argument("--md", required=True)
-    p.add_argument("--csv", required=True)
+    _table_files(p, several)
+
+
+def _table_files(p: argparse.ArgumentParser, several: bool = False) -> None:
+    """``--md`` and ``--csv``: one file each, or with ``several`` one per ``--kind``."""
+    nargs = "+" if several else None
+    p.add_argument("--md", required=True, nargs=nargs)
+    p.add_argument("--csv", required=True, nargs=nargs)
+    if several:
+        p.set_defaults(systems_parser=p)
 
 
 def register_cli(tree) -> None:
@@ -694,9 +716,11 @@ def register_cli(tree) -> None:
     p.set_defaults(systems_parser=p)
 
     p = tree.add("table systems-ldd", "LDD challenge sets of a test set with the given "
-                 "systems as columns: BLEU (Table 4), BLEU by distance (Table 5) or RIBES "
-                 "(Table 6)", _ldd_table_command)
-    p.add_argument("--kind", required=True, choices=["bleu", "distance", "ribes", "metrics"])
+                 "systems as columns: BLEU (Table 4), BLEU by distance (Table 5), RIBES "
+                 "(Table 6) or the other metrics; several kinds in one call", _ldd_table_command)
+    p.add_argument("--kind", required=True, nargs="+",
+                   choices=["bleu", "distance", "ribes", "metrics"],
+                   help="the tables, each with its --md and --csv file in the same order")
     p.add_argument("--records", nargs="+", required=True,
                    help="records of 'phenomt systems ldd-score', one per system")
     p.add_argument("--min-sentences", type=positive_int, default=50,
@@ -710,7 +734,7 @@ def register_cli(tree) -> None:
     p.add_argument("--aligned-source", metavar="FILE",
                    help="the test set's tokenized source as aligned: the notes say whether it "
                         "is among the aligner's training corpora")
-    _table_io(p)
+    _table_io(p, several=True)
 
     p = tree.add("table systems-bleu", "BLEU/chrF of given systems with intervals and "
                  "significance", _bleu_table_command)
@@ -740,12 +764,13 @@ def register_cli(tree) -> None:
     p.set_defaults(systems_parser=p)
     _table_io(p)
 
-    p = tree.add("table systems-analysis", "A table of `systems analyse`: the buckets, the "
-                 "n-gram differences or the examples", _analysis_table_command)
+    p = tree.add("table systems-analysis", "Tables of `systems analyse`: the buckets, the "
+                 "n-gram differences, the examples; several kinds in one call",
+                 _analysis_table_command)
     p.add_argument("--record", required=True, help="record of `phenomt systems analyse`")
-    p.add_argument("--kind", required=True, choices=["buckets", "ngrams", "examples"])
-    p.add_argument("--md", required=True)
-    p.add_argument("--csv", required=True)
+    p.add_argument("--kind", required=True, nargs="+", choices=["buckets", "ngrams", "examples"],
+                   help="the tables, each with its --md and --csv file in the same order")
+    _table_files(p, several=True)
 
     p = tree.add("table systems-mqm", "MQM error rates beside metrics, with Spearman's rho",
                  _mqm_table_command)
