@@ -121,6 +121,8 @@ from phenomt.core import snakerun
 def fake_main(argv):
     print("ran", argv, flush=True)
     threading.Timer(600, lambda: print("timer fired")).start()
+    if {code!r} == "ctrl-c":
+        raise KeyboardInterrupt
     sys.exit({code!r})
 
 snakemake.cli.main = fake_main
@@ -129,13 +131,14 @@ snakerun.main(["-n", "--cores", "1"])
 
 
 def test_the_launcher_ends_with_snakemakes_status_without_waiting_for_its_timers():
-    for code, status in ((None, 0), (0, 0), (1, 1), ("failed", 1)):
+    for code, status, said in ((None, 0, ""), (0, 0, ""), (1, 1, ""), ("failed", 1, "failed"),
+                               ("ctrl-c", 130, "snakemake: interrupted")):
         done = subprocess.run([sys.executable, "-c", _LAUNCH.format(code=code)],
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == status, done.stderr
         assert done.stdout == "ran ['-n', '--cores', '1']\n"
         assert "timer fired" not in done.stdout
-        assert done.stderr.strip() == ("failed" if code == "failed" else "")
+        assert done.stderr.strip() == said
 
 
 def test_the_launcher_runs_snakemakes_command_line():

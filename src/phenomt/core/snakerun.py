@@ -230,6 +230,9 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
         status = 0
     except SystemExit as end:
         status = _exit_status(end.code)
+    except KeyboardInterrupt:  # before Snakemake's scheduler, which handles its own
+        print("snakemake: interrupted", file=sys.stderr)
+        status = 130
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()
