@@ -24,7 +24,7 @@ else
   step "fairseq already installed"
 fi
 step "installing phenomt and its dependencies (pip's note that fairseq-fixed wants torchaudio is expected: see README)"
-$PIP install -q $C -e '.[dev,comet]'
+$PIP install -q $C -e '.[dev,comet,slurm]'
 # pip compiles what it installs, but not an editable package: where PYTHONDONTWRITEBYTECODE
 # is set (as in many containers) every job of a run would compile phenomt's modules again
 # (0.2 to 0.4 s of CPU per process, on hundreds of short jobs).

@@ -1,0 +1,379 @@
+"""Finished tables: Markdown for reading, CSV for further processing, written atomically."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from phenomt.core import papers
+from phenomt.core.io import InputError, atomic_write, write_json
+from phenomt.core.lazy import pandas as pd
+from phenomt.core.stats import THESIS, THESIS_CORPORA, thesis_sizes
+
+
+def format_number(value: float | None, digits: int = 2, scale: float = 1.0) -> str | None:
+    """A table cell: ``value * scale`` with ``digits`` decimals, ``None`` (shown as a dash) if
+    missing."""
+    return None if value is None else f"{value * scale:.{digits}f}"
+
+
+def interval_cell(value: float | None, low: float | None, high: float | None,
+                  digits: int = 2, scale: float = 1.0) -> str | None:
+    """``value [low, high]``; the value alone when there is no interval."""
+    if value is None:
+        return None
+    if low is None or high is None:
+        return format_number(value, digits, scale)
+    return (f"{format_number(value, digits, scale)} [{format_number(low, digits, scale)}, "
+            f"{format_number(high, digits, scale)}]")
+
+
+def load_json(path: str | Path) -> dict:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except FileNotFoundError:
+        raise InputError(path, "file not found") from None
+    except json.JSONDecodeError as err:
+        raise InputError(path, f"invalid JSON: {err.msg}", err.lineno) from None
+
+
+def load_record(path: str | Path, option: str, kind: str, keys: Sequence[str]) -> dict:
+    """:func:`load_json` of a record given as ``option``, refused unless it is a ``kind``
+    record: one with all of ``keys`` (records carry no type field; a record of another
+    command lacks some of its keys)."""
+    record = load_json(path)
+    missing = keys if not isinstance(record, dict) else [k for k in keys if k not in record]
+    if missing:
+        raise InputError(path, f"{option} expects a {kind} record; this has no "
+                               f"{', '.join(repr(k) for k in missing)}")
+    return record
+
+
+#: Fields of every ``phenomt score <metric>`` record
+#: (:func:`phenomt.core.metrics.base.score_record`).
+SCORE_FIELDS = ("metric", "score", "signature", "sentences", "ci", "meta")
+
+
+def load_score(path: str | Path, metric: str | None = None) -> dict:
+    """A ``phenomt score <metric>`` record, checked: an error naming the file when it is not
+    one, or scores another metric than ``metric``."""
+    record = load_record(path, "this input", "'phenomt score <metric>'", SCORE_FIELDS)
+    if metric is not None and record["metric"] != metric:
+        raise InputError(path, f"scores {record['metric']!r}, expected {metric!r}")
+    return record
+
+
+def write_table(frame: pd.DataFrame, md_path: str | Path, csv_path: str | Path, title: str,
+                notes: Sequence[str] = ()) -> None:
+    """Write ``frame`` as a Markdown table with a title and notes, as CSV, and as JSON beside
+    the CSV (:func:`table_record`)."""
+    with atomic_write(csv_path) as out:
+        frame.to_csv(out, index=False, lineterminator="\n")
+    write_json(json_path(csv_path), table_record(frame, title, notes))
+    write_markdown(frame.fillna("—").astype(str), md_path, title, notes)
+
+
+#: The format of a table's JSON export.
+TABLE_SCHEMA = "phenomt.table/1"
+_INTERVAL = re.compile(r"^(?P<value>[-+]?\d+(?:\.\d+)?)%? \[(?P<low>[-+]?\d+(?:\.\d+)?),"
+                       r" (?P<high>[-+]?\d+(?:\.\d+)?)\]")
+_NUMBER = re.compile(r"^[-+]?\d+(?:\.\d+)?$")
+
+
+def json_path(csv_path: str | Path) -> Path:
+    """The JSON export of the table whose CSV is ``csv_path``."""
+    return Path(csv_path).with_suffix(".json")
+
+
+def parse_cell(cell: object) -> object:
+    """A table cell as data: a number stays a number, ``"v [low, high] ..."`` becomes
+    ``{"value", "ci", "text"}`` (the text keeps its marks), a number written as text a
+    number, an empty cell None, any other text itself."""
+    if cell is None or (isinstance(cell, float) and math.isnan(cell)):
+        return None
+    if hasattr(cell, "item"):  # numpy scalars
+        cell = cell.item()
+    if isinstance(cell, bool | int | float):
+        return cell
+    text = str(cell)
+    found = _INTERVAL.match(text)
+    if found:
+        return {"value": float(found["value"]),
+                "ci": [float(found["low"]), float(found["high"])], "text": text}
+    return float(text) if _NUMBER.match(text) else text
+
+
+def table_record(frame: pd.DataFrame, title: str, notes: Sequence[str] = ()) -> dict:
+    """A table as JSON: its title and notes (which state the data, the intervals' resamples
+    and seed, the signatures), its columns and one object per row, each cell parsed by
+    :func:`parse_cell`."""
+    columns = [str(c) for c in frame.columns]
+    rows = [{c: parse_cell(v) for c, v in zip(columns, values, strict=True)}
+            for values in frame.itertuples(index=False, name=None)]
+    # the cells as the Markdown shows them (a label "1" stays "1", a p "1.0000" keeps its
+    # digits), for LaTeX and for readers who want the printed form
+    shown = frame.fillna("—").astype(str)
+    cells = [list(values) for values in shown.itertuples(index=False, name=None)]
+    return {"schema": TABLE_SCHEMA, "title": title, "notes": list(notes), "columns": columns,
+            "rows": rows, "cells": cells}
+
+
+def latex_table(record: dict) -> str:
+    """A table's JSON export as a LaTeX ``table`` (booktabs rules; the title as caption, the
+    notes below), for a paper."""
+    frame = pd.DataFrame([["--" if cell == "—" else cell for cell in row]
+                          for row in record["cells"]], columns=record["columns"])
+    body = frame.to_latex(index=False, escape=True, column_format="l" * len(frame.columns))
+    notes = "".join(f"\\par\\footnotesize {_escape(n)}\n" for n in record["notes"])
+    return ("\\begin{table}\n\\centering\n\\small\n" + body
+            + f"\\caption{{{_escape(record['title'])}}}\n" + notes + "\\end{table}\n")
+
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+                  "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+                  "^": r"\textasciicircum{}"}
+
+
+def _escape(text: str) -> str:
+    """``text`` with LaTeX's special characters escaped, in one pass."""
+    return re.sub(r"[\\&%$#_{}~^]", lambda m: _LATEX_SPECIAL[m.group()], text)
+
+
+def write_markdown(frame: pd.DataFrame, path: str | Path, title: str,
+                   notes: Sequence[str] = ()) -> None:
+    """Atomically write ``frame`` as a titled Markdown table followed by notes."""
+    with atomic_write(path) as out:
+        out.write(f"# {title}\n\n")
+        out.write(frame.to_markdown(index=False, disable_numparse=True))
+        out.write("\n")
+        if notes:
+            out.write("\n")
+            out.writelines(f"- {note}\n" for note in notes)
+
+
+def bleu_table(score_files: Sequence[str | Path], model_files: Sequence[str | Path]
+               ) -> tuple[pd.DataFrame, list[str]]:
+    """One row per model and test set; notes give each model's scale and the signatures."""
+    rows = []
+    for path in score_files:
+        s = load_score(path, "bleu")
+        meta = s["meta"]
+        rows.append({"model": meta["model"], "direction": meta["direction"],
+                     "test set": meta["testset"], "sentences": s["sentences"],
+                     "BLEU": f"{s['score']:.2f}", "signature": s["signature"]})
+    notes = []
+    for path in model_files:
+        m = load_json(path)
+        notes.append(
+            f"`{m['model']}` ({m['direction']}): trained on {m['train_pairs']} sentence pairs "
+            f"({', '.join(m['train_corpora'])}; {m['duplicates']} duplicates and "
+            f"{m['leaks']} pairs overlapping validation/test text removed), validated on "
+            f"{m['valid']}; BPE {m['bpe_merges']} joint merges; {m['architecture']}; "
+            f"{m['max_update']} updates; seed {m['seed']}; decoding beam {m['beam']}.")
+    return pd.DataFrame(rows), notes
+
+
+def _thesis_rows(corpus: str) -> str:
+    """The thesis rows matched to ``corpus``, for the notes."""
+    table, rows = THESIS_CORPORA[corpus]
+    return f"{table} {' + '.join(row.split('/', 1)[1] for row in rows)}"
+
+
+def stats_table(stats_files: Sequence[str | Path]) -> tuple[pd.DataFrame, list[str]]:
+    """Sentences and tokens per side of every corpus, beside the thesis's (Tables 3.1 and 3.2).
+
+    A stats file is named after its corpus (``stats/<corpus>.json``); the corpus name picks
+    the thesis row(s) in :data:`phenomt.core.stats.THESIS_CORPORA`. A corpus's own ``paper``
+    numbers (config key ``paper:``), when given, are shown instead.
+    """
+    rows = []
+    sources, sums = [], []
+    for path in stats_files:
+        s = load_json(path)
+        src, tgt = s["langs"]
+        corpus = s.get("corpus") or Path(path).stem
+        paper = s.get("paper") or {}
+        if paper:
+            if paper.get("source"):
+                sources.append(f"{s['label']}: reference numbers from {paper['source']}.")
+        else:
+            paper = thesis_sizes(corpus, (src, tgt))
+            if len(THESIS_CORPORA.get(corpus, ((), ()))[1]) > 1:
+                sums.append(f"{s['label']}: the thesis cells are the sum of "
+                            f"{_thesis_rows(corpus)}, the sets this file concatenates.")
+        rows.append({
+            "corpus": s["label"], "pair": f"{src}-{tgt}", "split": s["split"],
+            "sentences": s["sentences"], "paper sentences": paper.get("sentences"),
+            "tokens (src)": s[f"tokens_{src}"], "paper tokens (src)": paper.get(f"tokens_{src}"),
+            "tokens (tgt)": s[f"tokens_{tgt}"], "paper tokens (tgt)": paper.get(f"tokens_{tgt}"),
+        })
+    # Object columns keep counts as integers beside a missing cell (6750, not 6750.0).
+    frame = pd.DataFrame(rows, dtype=object)
+    for column in frame.columns:
+        if frame[column].notna().all():
+            frame[column] = frame[column].infer_objects()
+    frame = frame.sort_values(["pair", "split", "corpus"], kind="stable")
+    notes = ["Tokens are counted after Moses tokenization (jieba segmentation for Chinese), "
+             "after validation and cleaning.",
+             f"Paper columns: {papers.citation(THESIS, 'Table 3.1')} (IWSLT14) and Table 3.2 "
+             "(WMT19 training corpora), matched by "
+             "corpus name (phenomt.core.stats.THESIS_CORPORA); '—' where the thesis has no such "
+             "corpus. The thesis prints most sizes rounded to thousands or millions; they are "
+             "written out here.",
+             papers.comparability(THESIS, "Table 3.1", {
+                 "data": "ours are counted after our validation and cleaning, on the corpus "
+                         "versions of this run's config",
+                 "tokens": "ours are Moses tokens (the fairseq recipe's own tokenization for "
+                           "its pre-tokenized test file); the thesis does not say how it "
+                           "counted"})]
+    return frame, notes + sums + sources
+
+
+def model_card(name: str, spec: dict, assemble_report: dict) -> dict:
+    """What a reader needs to know about a trained model: its data, size and settings."""
+    arch = spec["architecture"]
+    size = ", ".join(f"{k}={v}" for k, v in sorted(arch.items()) if k != "arch")
+    return {
+        "model": name, "direction": f"{spec['src']}-{spec['tgt']}",
+        "train_corpora": list(spec["train"]), "valid": spec["valid"],
+        "train_pairs": assemble_report["output_pairs"],
+        "duplicates": assemble_report["duplicates"], "leaks": assemble_report["leaks"],
+        "bpe_merges": spec["bpe"]["merges"],
+        "architecture": f"{arch.get('arch', 'transformer')} ({size})" if size
+        else arch.get("arch", "transformer"),
+        "max_update": spec["training"].get("max_update"), "seed": spec["seed"],
+        "beam": spec["decode"].get("beam", 5),
+    }
+
+
+def _card_command(args: argparse.Namespace) -> int:
+    card = model_card(args.name, json.loads(args.spec), load_json(args.assemble))
+    write_json(args.output, card)
+    return 0
+
+
+def _bleu_command(args: argparse.Namespace) -> int:
+    frame, notes = bleu_table(args.scores, args.models)
+    write_table(frame, args.md, args.csv, "BLEU on the test sets", [*args.note, *notes])
+    return 0
+
+
+def _stats_command(args: argparse.Namespace) -> int:
+    frame, notes = stats_table(args.stats)
+    write_table(frame, args.md, args.csv, "Corpus statistics (thesis Tables 3.1 and 3.2)", notes)
+    return 0
+
+
+def _benchmark(path: str | Path) -> dict[str, float]:
+    """The last row of a Snakemake benchmark file (s, cpu_time, max_rss ...)."""
+    lines = [line.split("\t") for line in Path(path).read_text(encoding="utf-8").splitlines()
+             if line.strip()]
+    if len(lines) < 2:
+        raise InputError(path, "no benchmark row")
+    header, row = lines[0], lines[-1]
+    found = {}
+    for key, value in zip(header, row, strict=False):
+        try:
+            found[key] = float(value)
+        except ValueError:
+            continue
+    return found
+
+
+def _duration(seconds: float | None) -> str | None:
+    if seconds is None:
+        return None
+    minutes, sec = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{sec:02d}"
+
+
+def training_row(name: str, model: str | Path, benchmark: str | Path) -> dict:
+    """One trained model: updates, validated epochs and best validation BLEU (from the
+    ``.json`` beside the model, written by ``phenomt nmt train``), wall time over all its
+    launches, and the last launch's CPU time and peak memory (Snakemake's benchmark)."""
+    info_path = Path(model).with_suffix(".json")
+    info = load_json(info_path) if info_path.exists() else {}
+    bench = _benchmark(benchmark)
+    validation = info.get("validation") or []
+    launches = info.get("launches") or []
+    updates = info.get("updates")
+    if updates is None and validation:
+        updates = int(max(r["num_updates"] for r in validation))
+    bleu = [r for r in validation if r.get("bleu") == r.get("bleu") and "bleu" in r]
+    best = max(bleu, key=lambda r: r["bleu"]) if bleu else None
+    wall = sum(launch["seconds"] for launch in launches) if launches else bench.get("s")
+    # strings, so that a column with a missing value does not turn into floats
+    return {"model": name, "updates": None if updates is None else f"{int(updates):,}",
+            "epochs validated": str(len(validation)) if validation else None,
+            "best validation BLEU": (None if best is None
+                                     else f"{best['bleu']:.2f} (epoch {int(best['epoch'])})"),
+            "launches": str(len(launches)) if launches else None,
+            "wall time": _duration(wall) + ("" if launches else " (last launch)")
+            if wall is not None else None,
+            "CPU time (last launch)": _duration(bench.get("cpu_time")),
+            "peak memory (MB)": format_number(bench.get("max_rss"), 0)}
+
+
+def _training_command(args: argparse.Namespace) -> int:
+    rows = []
+    for spec in args.run:
+        name, model, benchmark = spec
+        rows.append(training_row(name, model, benchmark))
+    notes = ["Wall time: the sum of a training's launches (a resumed training's too), as "
+             "`phenomt nmt train` records them; CPU time and peak memory: Snakemake's benchmark "
+             "of the last launch. Timings vary from run to run and machine to machine.",
+             *args.note]
+    write_table(pd.DataFrame(rows), args.md, args.csv, "Training: updates and time per model",
+                notes)
+    return 0
+
+
+def _run_spec(text: str) -> tuple[str, str, str]:
+    parts = text.split("=")
+    if len(parts) != 3 or not all(parts):
+        raise argparse.ArgumentTypeError(f"expected NAME=MODEL=BENCHMARK, got {text!r}")
+    return parts[0], parts[1], parts[2]
+
+
+def _latex_command(args: argparse.Namespace) -> int:
+    record = load_json(args.table)
+    if not isinstance(record, dict) or record.get("schema") != TABLE_SCHEMA:
+        raise InputError(args.table, f"not a table's JSON export ({TABLE_SCHEMA})")
+    with atomic_write(args.output) as out:
+        out.write(latex_table(record))
+    return 0
+
+
+def register_cli(tree) -> None:
+    p = tree.add("table latex", "A table's JSON export as a LaTeX table (booktabs; title as "
+                                "caption, notes below)", _latex_command)
+    p.add_argument("--table", required=True, help="the table's .json (beside its .csv)")
+    p.add_argument("--output", required=True, help="the .tex file to write")
+    p = tree.add("table training", "Updates, validation and time of every trained model",
+                 _training_command)
+    p.add_argument("--run", nargs="+", required=True, type=_run_spec,
+                   metavar="NAME=MODEL=BENCHMARK")
+    p.add_argument("--note", action="append", default=[])
+    p.add_argument("--md", required=True)
+    p.add_argument("--csv", required=True)
+    p = tree.add("table bleu", "Collect BLEU scores into a table", _bleu_command)
+    p.add_argument("--scores", nargs="+", required=True)
+    p.add_argument("--models", nargs="+", required=True, help="per-model info JSON files")
+    p.add_argument("--note", action="append", default=[])
+    p.add_argument("--md", required=True)
+    p.add_argument("--csv", required=True)
+    p = tree.add("table model-card", "Describe a trained model for the tables", _card_command)
+    p.add_argument("--name", required=True)
+    p.add_argument("--spec", required=True, help="the model's merged settings as JSON")
+    p.add_argument("--assemble", required=True, help="the training-data assembly report")
+    p.add_argument("--output", required=True)
+    p = tree.add("table stats", "Collect corpus statistics into a table", _stats_command)
+    p.add_argument("--stats", nargs="+", required=True)
+    p.add_argument("--md", required=True)
+    p.add_argument("--csv", required=True)

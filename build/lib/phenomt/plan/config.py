@@ -1,0 +1,154 @@
+"""Reading and validating a config: the schema is the one place that holds every default."""
+
+from __future__ import annotations
+
+from copy import deepcopy
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+#: The package's folder: ``src/phenomt`` in a checkout, ``site-packages/phenomt`` installed.
+PACKAGE = Path(__file__).resolve().parents[1]
+#: The Snakemake workflow (Snakefile, rules, schemas, report captions, conda env, profile).
+#: It ships with the package: in a checkout ``src/phenomt/workflow`` is a link to the
+#: top-level ``workflow/`` (so this is that folder), and a wheel holds a copy of it.
+WORKFLOW = (PACKAGE / "workflow").resolve()
+SNAKEFILE = WORKFLOW / "Snakefile"
+#: The config schema, with a ``default:`` for every optional setting.
+SCHEMA = WORKFLOW / "schemas" / "config.schema.yaml"
+#: Every known corpus and download, once: configs name the corpora they use.
+CATALOG = PACKAGE / "plan" / "catalog.yaml"
+
+
+def checkout_root() -> Path | None:
+    """The checkout the package runs from (an editable install, or ``src`` on the path), or
+    ``None`` for a package installed from a wheel."""
+    root = PACKAGE.parents[1]
+    found = (root / "pyproject.toml").is_file() and (root / "workflow" / "Snakefile").is_file()
+    return root if found else None
+
+
+#: The project folder, against which the checked-in files a config names (its default
+#: ``config/config.yaml``, its own folder manifests, a relative mirror and the default
+#: ``../shared/data``) are found: the checkout the package runs from, else the working
+#: directory (an installed package's user runs in their own project folder).
+PROJECT_ROOT = checkout_root() or Path.cwd()
+#: Corpus keys that say how much of a corpus a run uses, not what the corpus is: never in
+#: the catalog, always the config's.
+RUN_KEYS = ("limit", "documents", "document_step")
+
+
+def load_yaml(path: str | Path) -> Any:
+    """A YAML file's data (safe loading): through libyaml where PyYAML has it, which reads the
+    catalog 6x faster than pure Python; every Snakemake process and ``evaluate`` read it."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    with open(path, encoding="utf-8") as handle:
+        return yaml.load(handle, Loader=loader)  # noqa: S506 (a safe loader)
+
+
+def read_catalog(path: str | Path = CATALOG) -> dict[str, dict[str, Any]]:
+    """The data catalog: ``{"corpora": {...}, "downloads": {...}}``, a fresh copy each call
+    (callers complete and change it), read from the file once per process.
+
+    A download's ``manifest`` in the catalog is relative to the catalog's folder (the
+    manifests are package data, ``phenomt/plan/manifests``) and is returned absolute, so that
+    it is found wherever the package is installed; a config's own manifests stay relative to
+    the project folder."""
+    return deepcopy(_read_catalog(str(Path(path).resolve())))
+
+
+@lru_cache(maxsize=4)
+def _read_catalog(path: str) -> dict[str, dict[str, Any]]:
+    catalog = load_yaml(path) or {}
+    downloads = catalog.get("downloads") or {}
+    for spec in downloads.values():
+        if spec and spec.get("manifest"):
+            spec["manifest"] = str(Path(path).parent / spec["manifest"])
+    return {"corpora": catalog.get("corpora") or {}, "downloads": downloads}
+
+
+def resolve_catalog(config: dict[str, Any], catalog: dict[str, dict] | None = None
+                    ) -> dict[str, Any]:
+    """``config`` with its corpora and downloads completed from the catalog, in place.
+
+    A corpus the catalog knows is the catalog's entry with the config's keys over it (``{}``:
+    as catalogued); one it does not know is the config's own. Every catalogued download is
+    available, a config's own entry of the same name replacing it.
+    """
+    catalog = read_catalog() if catalog is None else catalog
+    corpora = config.get("corpora") or {}
+    config["corpora"] = {name: {**(catalog["corpora"].get(name) or {}), **(spec or {})}
+                         for name, spec in corpora.items()}
+    config["downloads"] = {**catalog["downloads"], **(config.get("downloads") or {})}
+    return config
+
+
+def compact_catalog(config: dict[str, Any], catalog: dict[str, dict] | None = None
+                    ) -> dict[str, Any]:
+    """The inverse of :func:`resolve_catalog`: the config with only what differs from the
+    catalog (used to write generated configs)."""
+    catalog = read_catalog() if catalog is None else catalog
+    corpora = {}
+    for name, spec in (config.get("corpora") or {}).items():
+        base = catalog["corpora"].get(name)
+        if base is None:
+            corpora[name] = spec
+            continue
+        corpora[name] = {k: v for k, v in spec.items() if k in RUN_KEYS or base.get(k) != v}
+        # a catalogued key this corpus does not have: null, the schema's "none"
+        corpora[name].update({k: None for k in base if k not in spec})
+    downloads = {name: spec for name, spec in (config.get("downloads") or {}).items()
+                 if catalog["downloads"].get(name) != spec}
+    compacted = {k: v for k, v in config.items() if k not in ("corpora", "downloads")}
+    compacted["corpora"] = corpora
+    if downloads:
+        compacted["downloads"] = downloads
+    return compacted
+
+
+def validate_config(config: dict[str, Any], schema: str | Path = SCHEMA) -> dict[str, Any]:
+    """Validate ``config`` in place and fill in the schema's defaults (as the Snakefile does).
+
+    Raises snakemake's ``WorkflowError`` naming the offending key. Without Snakemake (a
+    training node with only the training extras, say) the same schema and defaults are
+    applied through jsonschema (:func:`validate_with_jsonschema`).
+    """
+    try:
+        from snakemake.utils import validate
+    except ImportError:
+        return validate_with_jsonschema(config, schema)
+    validate(config, str(schema), set_default=True)
+    return config
+
+
+def validate_with_jsonschema(config: dict[str, Any], schema: str | Path = SCHEMA
+                             ) -> dict[str, Any]:
+    """What :func:`validate_config` does through Snakemake, with jsonschema alone: validate
+    against the 2020-12 schema and fill in each missing property's default on the way down,
+    as Snakemake's ``validate(..., set_default=True)`` does. Raises jsonschema's
+    ``ValidationError``."""
+    from jsonschema import Draft202012Validator, validators
+
+    schema_doc = load_yaml(schema)
+    check_properties = Draft202012Validator.VALIDATORS["properties"]
+
+    def fill_defaults(validator, properties, instance, subschema):
+        if isinstance(instance, dict):
+            for name, spec in properties.items():
+                if "default" in spec:
+                    instance.setdefault(name, spec["default"])
+        yield from check_properties(validator, properties, instance, subschema)
+
+    filling = validators.extend(Draft202012Validator, {"properties": fill_defaults})
+    filling(schema_doc).validate(config)
+    return config
+
+
+def load_config(path: str | Path, validate: bool = True) -> dict[str, Any]:
+    """Read a YAML config file with its catalog entries resolved, validated and with defaults
+    filled in unless ``validate`` is false (the Snakefile validates with Snakemake's own
+    call)."""
+    config = resolve_catalog(load_yaml(path) or {})
+    return validate_config(config) if validate else config
