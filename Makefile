@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml envs/constraints.txt envs/fairseq-deps.txt scripts/setu
 	bash scripts/setup.sh $(VENV)
 	touch $@
 
-# Recompiles the modules changed since setup (scripts/setup.sh says why), then runs.
+# run and test recompile the modules changed since setup first (scripts/setup.sh says why).
 run: $(STAMP)
 	$(BIN)/python -m compileall -q src/phenomt
 	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG)
@@ -31,6 +31,7 @@ dryrun: $(STAMP)
 	$(BIN)/snakemake -n --configfile $(CONFIG)
 
 test: $(STAMP)
+	$(BIN)/python -m compileall -q src/phenomt
 	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/python -m pytest -q --durations=8
 
