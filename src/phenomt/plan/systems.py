@@ -660,8 +660,8 @@ class SystemsPlan(SectionPlan):
         return _tables_args(self.out, self._analysis_table_stems(testset))
 
     def analysis_tables(self) -> list[str]:
-        return table_file_list(self.out, [f"systems_{kind}.{t}" for t in self.analysis_testsets
-                                          for kind in ANALYSIS_TABLES])
+        return table_file_list(self.out, [stem for t in self.analysis_testsets
+                                          for stem in self._analysis_table_stems(t).values()])
 
     def tables(self) -> list[str]:
         if not self.testsets:
@@ -669,9 +669,7 @@ class SystemsPlan(SectionPlan):
         stems = ["systems_bleu", "systems_redundancy"]
         if self.ltcr_testsets:
             stems.append("systems_ltcr")
-        stems += [f"systems_ldd_table{n}.{t}" for t in self.ldd_testsets for n in LDD_TABLES]
-        if self.ldd_metrics:
-            stems += [f"systems_ldd_metrics.{t}" for t in self.ldd_testsets]
+        stems += [stem for t in self.ldd_testsets for stem in self._ldd_table_stems(t).values()]
         stems += [f"systems_mqm.{m}" for m in self.mqm_sets]
         return [*table_file_list(self.out, stems), *self.analysis_tables()]
 

@@ -249,7 +249,7 @@ def _sentences_command(args: argparse.Namespace) -> int:
 def _analysis_table_command(args: argparse.Namespace) -> int:
     from phenomt.systems import analysis
 
-    outputs = _table_outputs(args)
+    outputs = _kind_files(args)
     record = _analysis_record(args.record)
     for kind, (md, csv) in outputs.items():
         build, title = analysis.TABLE_KINDS[kind]
@@ -258,7 +258,7 @@ def _analysis_table_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _table_outputs(args: argparse.Namespace) -> dict[str, tuple[str, str]]:
+def _kind_files(args: argparse.Namespace) -> dict[str, tuple[str, str]]:
     """``--kind``'s tables with their ``--md`` and ``--csv`` files, paired in order."""
     if not len(args.kind) == len(args.md) == len(args.csv):
         args.systems_parser.error(f"{len(args.kind)} --kind, {len(args.md)} --md and "
@@ -482,7 +482,7 @@ def _ltcr_table_command(args: argparse.Namespace) -> int:
 
 
 def _ldd_table_command(args: argparse.Namespace) -> int:
-    outputs = _table_outputs(args)
+    outputs = _kind_files(args)
     records = [load_json(p) for p in args.records]
     for path, record in zip(args.records, records, strict=True):
         if record.get("schema") != challenge.SCHEMA:
