@@ -11,6 +11,7 @@ import pytest
 
 from phenomt.core.io import InputError
 from phenomt.core.metrics import base as metrics
+from phenomt.core.metrics import resample
 from phenomt.systems import analysis, scores
 from phenomt.systems.analysis import Frequencies
 
@@ -214,6 +215,10 @@ def test_pos_statistics_match_each_hypothesis_token_once_by_hand():
     assert analysis.recall(rows.sum(axis=0)[col["NOUN"]:col["NOUN"] + 2]) == \
         pytest.approx(100 * 2 / 3)
     assert np.isnan(analysis.recall(np.zeros(2)))
+    # the resamples' recalls at once, as the engine scores them: the same values row by row
+    totals = np.array([[2, 3], [0, 0], [1, 4]], dtype=np.float64)
+    batch = resample.batch_scores(analysis.recall, totals)
+    assert batch[0] == pytest.approx(100 * 2 / 3) and np.isnan(batch[1]) and batch[2] == 25
     with pytest.raises(ValueError, match="no line of the 1-line test set"):
         analysis.tagged_words(parse_conllu(CONLLU), 1)
 

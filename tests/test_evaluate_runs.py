@@ -105,6 +105,28 @@ def test_reruns_follow_content_not_file_times(de_en):
     assert {"tokenize", "systems_redundancy"} <= set(_ran(out))
 
 
+def _outputs(outdir: Path) -> dict[str, bytes]:
+    """Every result file of a run but its logs, benchmark timings and lock."""
+    results = outdir / "results"
+    return {str(p.relative_to(results)): p.read_bytes() for p in sorted(results.rglob("*"))
+            if p.is_file() and p.relative_to(results).parts[0] not in ("logs", "benchmarks")
+            and p.name != ".phenomt.lock"}
+
+
+def test_the_job_server_gives_the_same_bytes(de_en):
+    args = (*DE_EN, "--hyp", "other.en")
+    served = _evaluate(de_en, *args)
+    assert served.returncode == 0, served.stderr
+    (de_en / "out").rename(de_en / "served")
+    alone = _evaluate(de_en, *args, "--no-job-server")
+    assert alone.returncode == 0, alone.stderr
+    assert (de_en / "served" / "results" / "logs" / "jobserver.log").read_text("utf-8") == ""
+    assert not (de_en / "out" / "results" / "logs" / "jobserver.log").exists()
+    expected = _outputs(de_en / "out")
+    assert len(expected) > 20
+    assert _outputs(de_en / "served") == expected
+
+
 def test_an_mqm_file_with_new_content_and_an_old_time_is_read_again(tmp_path, mirror):
     data = mirror / "sysout" / "newstest2021.en-de"
     _head(data / "_testset" / "newstest2021.en", tmp_path / "t.en")

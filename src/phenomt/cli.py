@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
 from phenomt import __version__
+from phenomt.core import jobserver
 from phenomt.core.cliargs import CommandTree
 from phenomt.core.io import InputError
 
@@ -85,7 +87,20 @@ def modules_for(argv: Sequence[str]) -> Sequence[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """``phenomt``: the command runs in a fork of the run's job server where one is given
+    (:mod:`phenomt.core.jobserver`, for the jobs of ``phenomt evaluate``), else here."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    server = os.environ.get(jobserver.SOCKET_ENV)
+    if server:
+        status = jobserver.delegate(server, argv)
+        if status is not None:
+            return status
+    return run(argv)
+
+
+def run(argv: Sequence[str]) -> int:
+    """Parse ``argv`` and run its command in this process."""
+    argv = list(argv)
     args = build_parser(modules_for(argv)).parse_args(argv)
     try:
         return int(args.handler(args) or 0)

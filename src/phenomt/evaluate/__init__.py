@@ -31,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from phenomt.core import snakerun
+from phenomt.core import jobserver, snakerun
 from phenomt.core.cliargs import positive_int
 from phenomt.core.fetch import find_mirror
 from phenomt.core.io import InputError, atomic_write
@@ -412,6 +412,8 @@ def _worst_set(record: dict[str, Any]) -> str:
 INTERRUPTED = "interrupted; the same command continues where it stopped"
 #: The run's Snakemake log inside the output folder.
 SNAKEMAKE_LOG = "snakemake.log"
+#: The job server's own errors (its jobs' go to their rules' logs).
+JOBSERVER_LOG = "results/logs/jobserver.log"
 
 
 def check_align_extra(corpora: Sequence[str], langs: tuple[str, str]) -> None:
@@ -540,7 +542,11 @@ def _evaluate(args: argparse.Namespace) -> int:
     log = outdir / SNAKEMAKE_LOG
     if args.verbose:
         print("running:", shlex.join(cmd), file=sys.stderr)
-    result = snakerun.run(cmd, log, env=_child_env(), verbose=args.verbose)
+    if args.job_server:
+        with jobserver.running(outdir / JOBSERVER_LOG, _child_env()) as env:
+            result = snakerun.run(cmd, log, env=env, verbose=args.verbose)
+    else:
+        result = snakerun.run(cmd, log, env=_child_env(), verbose=args.verbose)
     if result.interrupted:
         print(f"phenomt: {INTERRUPTED}", file=sys.stderr)
         return 130
@@ -672,6 +678,11 @@ def register_cli(tree) -> None:
                         "the tables")
     p.add_argument("--cores", type=positive_int, default=2,
                    help="jobs run at once (default: %(default)s)")
+    p.add_argument("--no-job-server", dest="job_server", action="store_false",
+                   help="start every job as a process of its own, instead of forking it from "
+                        "one process that has imported numpy, sacreBLEU, pandas and "
+                        "matplotlib once (the same outputs; slower, but Snakemake's benchmark "
+                        "files then measure each job's CPU time and memory)")
     p.add_argument("--verbose", action="store_true",
                    help=f"show Snakemake's log as it runs (always written to "
                         f"OUTDIR/{SNAKEMAKE_LOG})")

@@ -377,6 +377,9 @@ def recalls(totals: np.ndarray) -> np.ndarray:
         return np.where(rows[:, 1] > 0, 100 * rows[:, 0] / rows[:, 1], np.nan)
 
 
+recall.batch = recalls  # type: ignore[attr-defined]  # resample.batch_scores uses it
+
+
 def pos_words(tagged: Sequence[Sequence[tuple[str, str]]], shown: int = BUCKET_LINES
               ) -> dict[str, list[tuple[int, list[str]]]]:
     """Per tag, the first ``shown`` lines whose reference has words of it, with those words."""

@@ -1,0 +1,159 @@
+"""The job server of ``phenomt evaluate``: a command sent to it runs on the client's streams,
+folder, environment and umask and ends with its own status; signals reach the job; a job
+whose client is gone stops; without a server the command runs in the client."""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from phenomt.core import jobserver
+
+PHENOMT = str(Path(sys.executable).with_name("phenomt"))
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory) -> dict[str, str]:
+    log = tmp_path_factory.mktemp("server") / "jobserver.log"
+    with jobserver.running(log, dict(os.environ)) as env:
+        assert jobserver.SOCKET_ENV in env, log.read_text("utf-8")
+        yield env
+    assert not Path(env[jobserver.SOCKET_ENV]).parent.exists()  # its folder is removed
+
+
+def _phenomt(cwd: Path, env: dict[str, str], *args: str, **kwargs
+             ) -> subprocess.CompletedProcess:
+    return subprocess.run([PHENOMT, *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=120, **kwargs)
+
+
+def test_a_job_runs_in_the_clients_folder_on_its_streams(server, tmp_path):
+    (tmp_path / "in.txt").write_text("Hello, world!\n", encoding="utf-8")
+    done = _phenomt(tmp_path, server, "text", "tokenize", "--lang", "en", "--input", "in.txt",
+                    "--output", "out.txt")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "out.txt").read_text("utf-8") == "Hello , world !\n"
+    assert done.stdout == "out.txt: 1 lines\n"
+
+
+def test_a_failed_job_ends_with_its_status_and_message(server, tmp_path):
+    done = _phenomt(tmp_path, server, "text", "tokenize", "--lang", "en", "--input",
+                    "missing.txt", "--output", "out.txt")
+    assert done.returncode == 2
+    assert done.stderr == "phenomt: error: missing.txt: file not found\n"
+    assert not (tmp_path / "out.txt").exists()
+
+
+def test_the_job_reads_the_clients_environment(server, tmp_path):
+    # argparse wraps help at $COLUMNS: the job sees the client's value, not the server's
+    narrow, wide = ({**env, "COLUMNS": columns} for env, columns in ((server, "50"),
+                                                                    (server, "150")))
+    here = _phenomt(tmp_path, {k: v for k, v in narrow.items() if k != jobserver.SOCKET_ENV},
+                    "systems", "score", "--help")
+    there = _phenomt(tmp_path, narrow, "systems", "score", "--help")
+    assert there.returncode == 0 and there.stdout == here.stdout
+    assert _phenomt(tmp_path, wide, "systems", "score", "--help").stdout != there.stdout
+
+
+def test_the_server_runs_the_job(server, capfd):
+    status = jobserver.delegate(server[jobserver.SOCKET_ENV], ["--version"])
+    assert status == 0
+    assert capfd.readouterr().out.startswith("phenomt ")
+
+
+def test_without_a_server_the_command_runs_in_the_client(tmp_path):
+    assert jobserver.delegate(str(tmp_path / "no-socket"), ["--version"]) is None
+    env = {**os.environ, jobserver.SOCKET_ENV: str(tmp_path / "no-socket")}
+    done = _phenomt(tmp_path, env, "--version")
+    assert done.returncode == 0 and done.stdout.startswith("phenomt ")
+
+
+#: A server whose command reads the file it is given (a FIFO nobody writes: the job waits).
+READER = """
+import sys
+from pathlib import Path
+from phenomt.core import jobserver
+jobserver.serve(sys.argv[1], lambda argv: len(Path(argv[0]).read_text()) and 0, preload=(),
+                ready=lambda: print("listening", flush=True))
+"""
+CLIENT = ("import sys; from phenomt.core import jobserver; "
+          "sys.exit(jobserver.delegate(sys.argv[1], sys.argv[2:]))")
+
+
+@pytest.fixture
+def reader(tmp_path):
+    path = str(tmp_path / "socket")
+    server = subprocess.Popen([sys.executable, "-c", READER, path], stdout=subprocess.PIPE,
+                              text=True, start_new_session=True)
+    assert server.stdout.readline() == "listening\n"
+    yield path
+    jobserver._stop(server)
+
+
+def _blocked_job(socket: str, cwd: Path) -> tuple[subprocess.Popen, Path]:
+    """A job that waits for its input."""
+    fifo = cwd / "fifo"
+    os.mkfifo(fifo)
+    client = subprocess.Popen([sys.executable, "-c", CLIENT, socket, str(fifo)], cwd=cwd,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not _has_reader(fifo):
+        assert time.monotonic() < deadline and client.poll() is None, "the job never started"
+        time.sleep(0.05)
+    return client, fifo
+
+
+def _has_reader(fifo: Path) -> bool:
+    try:
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    except OSError as err:
+        assert err.errno == errno.ENXIO
+        return False
+    return True
+
+
+def _gone(fifo: Path) -> bool:
+    deadline = time.monotonic() + 30
+    while _has_reader(fifo):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def test_a_signal_to_the_client_reaches_the_job(reader, tmp_path):
+    client, fifo = _blocked_job(reader, tmp_path)
+    client.send_signal(signal.SIGTERM)
+    client.communicate(timeout=30)
+    assert client.returncode == 128 + signal.SIGTERM
+    assert _gone(fifo)
+
+
+def test_ctrl_c_interrupts_the_job(reader, tmp_path):
+    client, fifo = _blocked_job(reader, tmp_path)
+    client.send_signal(signal.SIGINT)
+    client.communicate(timeout=30)
+    assert client.returncode == 128 + signal.SIGINT
+    assert _gone(fifo)
+
+
+def test_a_job_whose_client_is_killed_stops(reader, tmp_path):
+    client, fifo = _blocked_job(reader, tmp_path)
+    client.kill()
+    client.communicate(timeout=30)
+    assert _gone(fifo), "the job outlived its client"
+
+
+def test_a_job_that_ends_returns_its_status(reader, tmp_path):
+    client, fifo = _blocked_job(reader, tmp_path)
+    with open(fifo, "w", encoding="utf-8") as writer:
+        writer.write("text")
+    client.communicate(timeout=30)
+    assert client.returncode == 0
