@@ -242,11 +242,61 @@ def test_the_record_has_pos_buckets_when_given_the_reference_parse():
     frame, notes = analysis.buckets_table(record)
     assert "word recall by POS" in set(frame["analysis"])
     assert "hand parse" in notes[0]
+    # the outputs' word tokens as their CRR/DRR jobs wrote them: read, not made again
+    from phenomt.core.text import word_tokens
+
+    given = {"base": word_tokens(hyps["base"], "en"), "good": [[], ["cats"], []]}
+    taken = analysis.analysis_record(
+        testset="toy", hypotheses=hyps, references=refs, sources=refs, baseline="base",
+        target_lang="en", tokenize="13a", frequencies=freq, samples=50,
+        reference_parse=parse_conllu(CONLLU), parse_note="hand parse", hypothesis_tokens=given)
+    assert taken["pos"]["buckets"][0]["systems"]["base"] == \
+        record["pos"]["buckets"][0]["systems"]["base"]
+    nouns = {b["bucket"]: b for b in taken["pos"]["buckets"]}["NOUN"]["systems"]["good"]
+    assert nouns["matched"] == 1 and nouns["score"] == pytest.approx(100 * 1 / 3)
     plain = analysis.analysis_record(
         testset="toy", hypotheses=hyps, references=refs, sources=refs, baseline="base",
         target_lang="en", tokenize="13a", frequencies=freq, samples=50)
     assert plain["pos"] is None
     assert "word recall by POS" not in set(analysis.buckets_table(plain)[0]["analysis"])
+
+
+def test_the_pairs_merged_are_the_analysis_of_every_system_at_once():
+    from phenomt.core.conllu import parse_conllu
+
+    refs = ["zum Haus", "The cats sat on the mat.", "A dog."]
+    hyps = {"good": ["zum Haus", "The cats sat on the mat.", "A dog."],
+            "base": ["zum Hause", "The cat sat on a mat.", "A dog."],
+            "odd": ["Haus", "cats sat on the mat", "A cat."]}
+    common = dict(testset="toy", references=refs, sources=refs, baseline="base",
+                  target_lang="en", tokenize="13a", samples=50, seed=4,
+                  frequencies=analysis.corpus_frequencies(refs, "13a", "toy"),
+                  reference_parse=parse_conllu(CONLLU), parse_note="hand parse")
+    whole = analysis.analysis_record(hypotheses=hyps, **common)
+
+    def pair(system: str, **changed) -> dict:
+        return analysis.analysis_record(
+            hypotheses={s: h for s, h in hyps.items() if s in (system, "base")},
+            **{**common, **changed})
+
+    pairs = {"odd": pair("odd"), "good": pair("good")}
+    merged = analysis.merge_records(pairs, list(hyps))
+    # the same record, the systems in the same order: the same bytes once written
+    assert json.dumps(merged) == json.dumps(whole)
+    assert merged["systems"] == ["good", "base", "odd"]
+    with pytest.raises(ValueError, match="not of every system"):
+        analysis.merge_records({"odd": pairs["odd"]}, list(hyps))
+    with pytest.raises(ValueError, match="good: its pair was analysed on other data"):
+        analysis.merge_records({"odd": pairs["odd"], "good": pair("good", seed=5)},
+                               list(hyps))
+    with pytest.raises(ValueError, match="good: no analysis record of good against base"):
+        analysis.merge_records({"odd": pairs["odd"], "good": pairs["odd"]}, list(hyps))
+    # another baseline output: the same settings, other baseline cells
+    other = dict(hyps, base=hyps["odd"])
+    moved = analysis.analysis_record(hypotheses={s: other[s] for s in ("good", "base")},
+                                     **common)
+    with pytest.raises(ValueError, match="good: its baseline cells differ"):
+        analysis.merge_records({"odd": pairs["odd"], "good": moved}, list(hyps))
 
 
 def _scored(tmp_path, refs: list[str], hyps: dict[str, list[str]]) -> dict[str, Path]:

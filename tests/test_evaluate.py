@@ -179,13 +179,15 @@ def test_freq_corpus_is_a_download_of_the_generated_config(tmp_path):
     assert config["downloads"]["t.de-en.freq"] == {"url": None, "mirror": str(corpus)}
     plan = Plan(load_config_dict(config))
     plan.check()
-    assert "--freq-corpus resources/downloads/t.de-en.freq" in plan.systems.analysis_args(
-        "t.de-en")
-    assert "resources/downloads/t.de-en.freq" in plan.systems.analysis_inputs("t.de-en")
+    assert plan.systems.analysis_pairs("t.de-en") == ["other"]
+    assert "--freq-corpus resources/downloads/t.de-en.freq" in \
+        plan.systems.analysis_pair_args("t.de-en", "other")
+    assert "resources/downloads/t.de-en.freq" in plan.systems.analysis_pair_inputs(
+        "t.de-en", "other")
     # without it, wordfreq's list: no frequency file among the inputs
     plain = Plan(load_config_dict(evaluate_config(_request(
         tmp_path, hyps=(("mine", tmp_path / "h.en"), ("other", tmp_path / "h.en"))))))
-    assert "--freq-corpus" not in plain.systems.analysis_args("t.de-en")
+    assert "--freq-corpus" not in plain.systems.analysis_pair_args("t.de-en", "other")
     assert plain.systems.analysis_testsets == ["t.de-en"]
 
 
@@ -199,8 +201,13 @@ def test_the_pos_buckets_tag_a_reference_that_no_challenge_set_parses(tmp_path):
     plan.check()
     tags = plan.ldd.tags_output("t_de-en", "en")
     assert tags.endswith("ldd/tags/t_de-en.en.conllu")
-    assert tags in plan.systems.analysis_inputs("t.de-en")
-    assert f"--ref-conllu {tags}" in plan.systems.analysis_args("t.de-en")
+    assert tags in plan.systems.analysis_pair_inputs("t.de-en", "other")
+    args = plan.systems.analysis_pair_args("t.de-en", "other")
+    assert f"--ref-conllu {tags}" in args
+    # the outputs' word tokens from their CRR/DRR jobs, which the POS buckets read
+    tokens = plan.systems.hyp_tokens("t.de-en", "other")
+    assert tokens in plan.systems.analysis_pair_inputs("t.de-en", "other")
+    assert f"other={tokens}" in args and "--hyp-tokens" in args
     assert plan.ldd.parse_args("tags") == "--tag-only" and plan.ldd.parse_args("parse") == ""
     assert not plan.ldd.is_parsed("t_de-en", "en")
     with pytest.raises(ValueError, match="unknown parse kind"):
@@ -316,11 +323,11 @@ def test_evaluate_any_test_set_outside_the_checkout_without_the_venv_on_path(tmp
     lines = result.stdout.splitlines()
     # quiet: the summary and the paths; Snakemake's log is in the outdir
     assert len(lines) + len(result.stderr.splitlines()) <= 30, result.stdout + result.stderr
-    # 49: the analysis job of the test set, the one job of its three tables, their HTML
-    # views and its figure among them; the challenge sets' tables in one job too; the English
-    # UDPipe model fetched and the reference parsed (scatter, two shards, gather) for the POS
-    # buckets; the sentences the views open
-    assert result.stderr.startswith("49 of 49 jobs run in ")
+    # 50: the analysis of GLAT against the baseline and its merge into the test set's, the
+    # one job of its three tables, their HTML views and its figure among them; the challenge
+    # sets' tables in one job too; the English UDPipe model fetched and the reference parsed
+    # (scatter, two shards, gather) for the POS buckets; the sentences the views open
+    assert result.stderr.startswith("50 of 50 jobs run in ")
     log = (out / "snakemake.log").read_text("utf-8")
     assert "localrule systems_score:" in log and "localrule systems_sentences:" in log
     assert lines[0].startswith("newstest2021.de-en: 1000 lines, baseline VolcTrans-AT")
@@ -345,6 +352,7 @@ def test_evaluate_any_test_set_outside_the_checkout_without_the_venv_on_path(tmp
     ran = _ran(out)
     assert ran.count("systems_score") == 1 and ran.count("systems_redundancy") == 1
     assert ran.count("systems_ldd_score") == 1
+    assert ran.count("systems_analysis_pair") == 1  # its own analysis, not GLAT's again
     assert not {"align_train", "parse", "ldd_extract_lexical"} & set(ran)
     assert "Online-B:" in again.stdout and "VolcTrans-GLAT:" in again.stdout
 

@@ -244,6 +244,8 @@ def _plan_arguments(plan) -> dict[str, Callable[[], str]]:
         "systems.ltcr_align_extra_args": lambda: systems.ltcr_align_extra_args(zh),
         "systems.ltcr_table_args": systems.ltcr_table_args,
         "systems.analysis_args": lambda: systems.analysis_args(t),
+        "systems.analysis_pair_args": lambda: systems.analysis_pair_args(
+            t, systems.analysis_pairs(t)[0]),
         "systems.sentences_args": lambda: systems.sentences_args(t),
         "report.sentences_args": lambda: plan.report.sentences_args(f"systems_buckets.{t}"),
         "systems.score_args(ltcr)": lambda: systems.score_args(zh, systems.systems(zh)[0]),

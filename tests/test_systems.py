@@ -433,7 +433,14 @@ def test_commands_write_records_and_tables(tmp_path):
         assert run("systems", "redundancy", "--testset", "toy", "--system", name, "--hyp", path,
                    "--src", DATA / "src.de", "--ref", REF, "--source-lang", "de",
                    "--target-lang", "en", "--samples", "100",
+                   "--tokens-out", tmp_path / f"{name}.tokens",
                    "--output", tmp_path / f"{name}.red.json") == 0
+    # the output's word tokens, one line each (an empty line has none)
+    from phenomt.core.text import word_tokens
+
+    lines = hyp.read_text(encoding="utf-8").splitlines()
+    assert (tmp_path / "good.tokens").read_text(encoding="utf-8").splitlines() == [
+        " ".join(words) for words in word_tokens(lines, "en")]
     assert run("systems", "redundancy-test", "--testset", "toy", "--a", f"good={hyp}",
                "--b", f"empty={DATA / 'hyp_empty.en'}", "--src", DATA / "src.de", "--ref", REF,
                "--source-lang", "de", "--target-lang", "en", "--samples", "100",

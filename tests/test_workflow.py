@@ -183,9 +183,10 @@ def test_tiny_pipeline_end_to_end(tiny_run):
     planned = run_snakemake("-n", "--configfile", str(overlay), "--directory", str(workdir))
     stats = (planned.stdout + planned.stderr).split("Job stats:", 1)[1].split("Reasons:")[0]
     rules = set(re.findall(r"^([a-z_]+)\s+\d+$", stats, re.M)) - {"total"}
-    # the test set's analysis (one job for all its systems), its tables and figure too
+    # its analysis against the baseline, the test set's merged analysis, its tables and
+    # figure too
     assert rules == {"all", "systems_score", "systems_redundancy", "systems_ldd_score",
                      "table_systems_bleu", "table_systems_redundancy", "table_systems_ldd",
                      "systems_figure_redundancy", "systems_figure_ldd_sets",
-                     "systems_analysis", "table_systems_analysis",
+                     "systems_analysis_pair", "systems_analysis", "table_systems_analysis",
                      "systems_figure_buckets"}, stats

@@ -62,7 +62,8 @@ rule systems_redundancy:
         tokens=lambda w: PLAN.systems.tokens(w.testset),
         mask=lambda w: PLAN.systems.mask(w.testset),
     output:
-        f"{OUT}/systems/{{testset}}/{{sysname}}.redundancy.json",
+        record=f"{OUT}/systems/{{testset}}/{{sysname}}.redundancy.json",
+        tokens=f"{OUT}/systems/{{testset}}/{{sysname}}.tokens",
     wildcard_constraints:
         testset="[^/]+",
         sysname="[^/]+",
@@ -78,7 +79,8 @@ rule systems_redundancy:
         ENV
     shell:
         "phenomt systems redundancy {params.identity} --hyp {input.hyp:q} {params.settings}"
-        " {params.mask} --output {output:q} > {log:q} 2>&1"
+        " {params.mask} --tokens-out {output.tokens:q} --output {output.record:q}"
+        " > {log:q} 2>&1"
 
 
 rule systems_compare:
@@ -177,8 +179,30 @@ rule systems_ldd_score:
         " --output {output:q} > {log:q} 2>&1"
 
 
-# compare-mt's analyses of a test set: every system against the baseline in one job.
+# compare-mt's analyses: each system against the baseline in a job of its own (adding a
+# system analyses that system only), then merged into the test set's record.
+rule systems_analysis_pair:
+    input:
+        lambda w: PLAN.systems.analysis_pair_inputs(w.testset, w.sysname),
+    output:
+        f"{OUT}/systems/{{testset}}/{{sysname}}.analysis.json",
+    wildcard_constraints:
+        testset="[^/]+",
+        sysname="[^/]+",
+    params:
+        args=lambda w: PLAN.systems.analysis_pair_args(w.testset, w.sysname),
+    log:
+        f"{OUT}/logs/systems_analysis/{{testset}}.{{sysname}}.log",
+    benchmark:
+        f"{OUT}/benchmarks/systems_analysis/{{testset}}.{{sysname}}.tsv"
+    conda:
+        ENV
+    shell:
+        "phenomt systems analyse {params.args} --output {output:q} > {log:q} 2>&1"
+
+
 rule systems_analysis:
+    localrule: True
     input:
         lambda w: PLAN.systems.analysis_inputs(w.testset),
     output:
@@ -189,12 +213,10 @@ rule systems_analysis:
         args=lambda w: PLAN.systems.analysis_args(w.testset),
     log:
         f"{OUT}/logs/systems_analysis/{{testset}}.log",
-    benchmark:
-        f"{OUT}/benchmarks/systems_analysis/{{testset}}.tsv"
     conda:
         ENV
     shell:
-        "phenomt systems analyse {params.args} --output {output:q} > {log:q} 2>&1"
+        "phenomt systems analysis-merge {params.args} --output {output:q} > {log:q} 2>&1"
 
 
 # The sentences behind a test set's challenge-set, bucket, example and LTCR cells, which the

@@ -210,6 +210,10 @@ class SystemsPlan(SectionPlan):
     def redundancy_json(self, testset: str, system: str) -> str:
         return f"{self.dir(testset)}/{system}.redundancy.json"
 
+    def hyp_tokens(self, testset: str, system: str) -> str:
+        """The output's word tokens, written by its CRR/DRR job."""
+        return f"{self.dir(testset)}/{system}.tokens"
+
     def comparisons(self, testset: str) -> list[tuple[str, str]]:
         return [tuple(pair) for pair in self._testset(testset)["compare"]]
 
@@ -549,7 +553,7 @@ class SystemsPlan(SectionPlan):
             ("--calibration", REFERENCE), ("--samples", self.section["samples"]),
             ("--seed", self.section["seed"])]) + " " + note_args(notes)
 
-    # --- compare-mt's analyses: one job per test set, all of its systems -------------------
+    # --- compare-mt's analyses: one job per system against the baseline, merged per test set -------------------
     @property
     def analysis_testsets(self) -> list[str]:
         """Test sets with two or more systems, when ``analysis`` is on."""
@@ -582,28 +586,59 @@ class SystemsPlan(SectionPlan):
             return [self.ldd.parse_output(corpus, tgt)]
         return [self.ldd.tags_output(corpus, tgt)]
 
-    def analysis_inputs(self, testset: str) -> list[str]:
-        """Every system's output and score record (its BLEU and chrF sentence statistics),
-        the source and reference, the frequency corpus if any, the reference's parse if
-        any."""
-        return [*(self.hyp(testset, s) for s in self.systems(testset)), self.source(testset),
-                self.reference(testset), *self._freq_corpus(testset),
-                *self._reference_parse(testset),
-                *(self.bleu_json(testset, s) for s in self.systems(testset))]
+    def analysis_pairs(self, testset: str) -> list[str]:
+        """The systems analysed against the baseline: every other one."""
+        return [s for s in self.systems(testset) if s != self.baseline(testset)]
 
-    def analysis_args(self, testset: str) -> str:
+    def analysis_pair_json(self, testset: str, system: str) -> str:
+        return f"{self.dir(testset)}/{system}.analysis.json"
+
+    def _pair(self, testset: str, system: str) -> list[str]:
+        """The baseline and ``system``, in the test set's order of systems."""
+        return [s for s in self.systems(testset) if s in (system, self.baseline(testset))]
+
+    def analysis_pair_inputs(self, testset: str, system: str) -> list[str]:
+        """The outputs and score records (their BLEU and chrF sentence statistics) of
+        ``system`` and the baseline, the source and reference, the frequency corpus if any,
+        the reference's parse if any."""
+        pair = self._pair(testset, system)
+        return [*(self.hyp(testset, s) for s in pair), self.source(testset),
+                self.reference(testset), *self._freq_corpus(testset),
+                *self._reference_parse(testset), *(self.bleu_json(testset, s) for s in pair),
+                *self._pair_tokens(testset, pair)]
+
+    def _pair_tokens(self, testset: str, pair: list[str]) -> list[str]:
+        """The outputs' word tokens, which the POS buckets read (with a reference parse)."""
+        if not self._reference_parse(testset):
+            return []
+        return [self.hyp_tokens(testset, s) for s in pair]
+
+    def analysis_pair_args(self, testset: str, system: str) -> str:
         freq, parse = self._freq_corpus(testset), self._reference_parse(testset)
         tgt = self._langs(testset)[1]
+        pair = self._pair(testset, system)
         return shell_args([
             ("--testset", testset),
-            ("--hyp", [f"{s}={self.hyp(testset, s)}" for s in self.systems(testset)]),
+            ("--hyp", [f"{s}={self.hyp(testset, s)}" for s in pair]),
             ("--baseline", self.baseline(testset)), ("--src", self.source(testset)),
-            ("--ref", self.reference(testset)), ("--target-lang", self._langs(testset)[1]),
+            ("--ref", self.reference(testset)), ("--target-lang", tgt),
             ("--freq-corpus", freq[0] if freq else None),
             ("--ref-conllu", parse[0] if parse else None),
             ("--udpipe-model", self.ldd.section["udpipe"][tgt] if parse else None),
-            ("--scores", [f"{s}={self.bleu_json(testset, s)}" for s in self.systems(testset)]),
+            ("--scores", [f"{s}={self.bleu_json(testset, s)}" for s in pair]),
+            ("--hyp-tokens", [f"{s}={self.hyp_tokens(testset, s)}" for s in pair]
+             if parse else None),
             ("--samples", self.section["samples"]), ("--seed", self.section["seed"])])
+
+    def analysis_inputs(self, testset: str) -> list[str]:
+        """Each system's analysis against the baseline."""
+        return [self.analysis_pair_json(testset, s) for s in self.analysis_pairs(testset)]
+
+    def analysis_args(self, testset: str) -> str:
+        return shell_args([
+            ("--systems", self.systems(testset)),
+            ("--record", [f"{s}={self.analysis_pair_json(testset, s)}"
+                          for s in self.analysis_pairs(testset)])])
 
     # --- the sentences behind the cells, for the report's drill-down -------------------------
     @property

@@ -1,6 +1,11 @@
 """What compare-mt (Neubig et al., NAACL 2019 demos) shows of a set of systems, on phenomt's
 one resampling engine: accuracy by bucket, n-gram differences and the sentences where two
-systems differ most. One job scores every system of a test set.
+systems differ most. One job analyses each system against the baseline (the pair's record,
+:func:`analysis_record` of the two); :func:`merge_records` makes the test set's record of
+every system from them. Every cell and test of a pair depends on that pair alone (the
+resamples are drawn from the test set's size and the seed, Holm runs over one system's
+buckets), so the merged record is the one an analysis of all systems at once gives, and adding
+a system analyses that system only.
 
 **Word F-measure by frequency bucket.** Words are the target language's sacreBLEU tokens (the
 BLEU tokenizer of the test set). Each word goes to the bucket of its frequency: its count in a
@@ -488,11 +493,15 @@ def analysis_record(*, testset: str, hypotheses: Mapping[str, Sequence[str]],
                     seed: int = resample.DEFAULT_SEED,
                     reference_parse: Sequence[Any] | None = None,
                     parse_note: str = "",
-                    scored: Mapping[str, Mapping[str, Any]] | None = None) -> dict:
+                    scored: Mapping[str, Mapping[str, Any]] | None = None,
+                    hypothesis_tokens: Mapping[str, Sequence[Sequence[str]]] | None = None
+                    ) -> dict:
     """Buckets, n-gram differences and examples of every system of one test set against the
     baseline; every interval and test on one set of resamples of the test set. ``scored``:
     systems' ``systems score`` records, whose BLEU and chrF sentence statistics are taken
-    instead of computed again where they were computed the same way."""
+    instead of computed again where they were computed the same way; ``hypothesis_tokens``:
+    systems' Moses word tokens (:func:`phenomt.core.text.word_tokens`, as their CRR/DRR
+    jobs wrote them), taken for the POS buckets instead of tokenizing again."""
     if baseline not in hypotheses:
         raise ValueError(f"baseline {baseline!r} is not one of the systems")
     for system, lines in hypotheses.items():
@@ -520,7 +529,8 @@ def analysis_record(*, testset: str, hypotheses: Mapping[str, Sequence[str]],
     if reference_parse is not None:
         from phenomt.core.text import word_tokens
 
-        pos = pos_buckets(engine, {s: word_tokens(lines, target_lang)
+        given = hypothesis_tokens or {}
+        pos = pos_buckets(engine, {s: given[s] if s in given else word_tokens(lines, target_lang)
                                    for s, lines in hypotheses.items()},
                           tagged_words(reference_parse, len(references)), baseline,
                           parse_note or "UDPipe parse of the reference")
@@ -555,6 +565,68 @@ def _with_texts(found: dict[str, list[dict]], sources: Sequence[str],
                     "hypothesis": hypothesis[e["line"] - 1],
                     "baseline_hypothesis": baseline[e["line"] - 1]} for e in entries]
             for side, entries in found.items()}
+
+
+#: The parts of a record that hold a cell per system (bucket sections) or an entry per system
+#: but the baseline (n-grams, examples).
+BUCKET_SECTIONS = ("frequency", "length", "pos")
+PAIR_SECTIONS = ("ngrams", "examples")
+
+
+def merge_records(records: Mapping[str, Mapping[str, Any]], systems: Sequence[str]
+                  ) -> dict:
+    """The test set's analysis of ``systems`` (in that order) from each system's pair record
+    (``records``: system but the baseline -> :func:`analysis_record` of it and the baseline).
+    The pairs must be of one test set, baseline and setting, with the same baseline cells;
+    else ValueError naming the system."""
+    if not records:
+        raise ValueError("no pair record to merge")
+    first = next(iter(records.values()))
+    baseline = first["baseline"]
+    if baseline not in systems or set(records) != set(systems) - {baseline}:
+        raise ValueError(f"the records are of {', '.join(sorted(records))} against {baseline}, "
+                         f"not of every system of {', '.join(systems)} but the baseline")
+    frame = _frame(first)
+    for system, record in records.items():
+        if record.get("schema") != SCHEMA or set(record["systems"]) != {baseline, system}:
+            raise ValueError(f"{system}: no analysis record of {system} against {baseline}")
+        if _frame(record) != frame:
+            raise ValueError(f"{system}: its pair was analysed on other data or settings "
+                             "than the other pairs")
+    merged = {**first, "systems": list(systems)}
+    for section in BUCKET_SECTIONS:
+        if first[section] is None:
+            continue
+        buckets = []
+        for index, template in enumerate(first[section]["buckets"]):
+            base = template["systems"][baseline]
+            cells = {}
+            for system in systems:
+                pair = records[system][section]["buckets"][index]["systems"] if (
+                    system != baseline) else None
+                if pair is not None and pair[baseline] != base:
+                    raise ValueError(f"{system}: its baseline cells differ from the other "
+                                     "pairs'")
+                cells[system] = base if pair is None else pair[system]
+            buckets.append({**template, "systems": cells})
+        merged[section] = {**first[section], "buckets": buckets}
+    for section in PAIR_SECTIONS:
+        merged[section] = {**first[section], "systems": {
+            s: records[s][section]["systems"][s] for s in systems if s != baseline}}
+    return merged
+
+
+def _frame(record: Mapping[str, Any]) -> Any:
+    """A record without its per-system parts: what every pair of one analysis shares."""
+    frame = {k: v for k, v in record.items() if k != "systems" and k not in PAIR_SECTIONS}
+    for section in BUCKET_SECTIONS:
+        if frame.get(section) is not None:
+            frame[section] = {**frame[section], "buckets": [
+                {k: v for k, v in b.items() if k != "systems"}
+                for b in frame[section]["buckets"]]}
+    for section in PAIR_SECTIONS:
+        frame[section] = {k: v for k, v in record[section].items() if k != "systems"}
+    return frame
 
 
 # --------------------------------------------------------------------------- tables

@@ -152,6 +152,17 @@ def _read_outputs(args: argparse.Namespace, warn: bool = True
                                  for name, path in args.hyp}
 
 
+def _hyp_tokens(args: argparse.Namespace, hyps: dict[str, str], lines: int
+                ) -> dict[str, list[list[str]]]:
+    """The ``--hyp-tokens SYSTEM=FILE`` word tokens, each of a system of ``--hyp``."""
+    found = {}
+    for name, path in args.hyp_tokens:
+        if name not in hyps:
+            args.systems_parser.error(f"--hyp-tokens {name}: not a system of --hyp")
+        found[name] = scores.read_tokens(path, lines, hyps[name])
+    return found
+
+
 def _score_records(args: argparse.Namespace, hyps: dict[str, str], lines: int
                    ) -> dict[str, dict]:
     """The ``--scores SYSTEM=FILE`` records, each checked to be a score record of that
@@ -199,7 +210,8 @@ def _analyse_command(args: argparse.Namespace) -> int:
             samples=args.samples, seed=args.seed, reference_parse=parse,
             parse_note=f"UDPipe {what} of the reference, model {args.udpipe_model}"
             if args.udpipe_model else f"UDPipe {what} of the reference",
-            scored=_score_records(args, dict(args.hyp), len(references)))
+            scored=_score_records(args, dict(args.hyp), len(references)),
+            hypothesis_tokens=_hyp_tokens(args, dict(args.hyp), len(references)))
     except InputError:
         raise
     except ValueError as err:
@@ -207,6 +219,20 @@ def _analyse_command(args: argparse.Namespace) -> int:
     write_json(args.output, record)
     print(f"{args.testset}: buckets, n-grams and examples of {len(names)} systems against "
           f"{record['baseline']} -> {args.output}")
+    return 0
+
+
+def _analysis_merge_command(args: argparse.Namespace) -> int:
+    from phenomt.systems import analysis
+
+    records = {name: _analysis_record(path) for name, path in args.record}
+    try:
+        record = analysis.merge_records(records, args.systems)
+    except ValueError as err:
+        args.systems_parser.error(str(err))
+    write_json(args.output, record)
+    print(f"{record['testset']}: the analyses of {len(records)} systems against "
+          f"{record['baseline']} merged -> {args.output}")
     return 0
 
 
@@ -307,7 +333,7 @@ def _redundancy_command(args: argparse.Namespace) -> int:
         mask_name=args.mask_name, stopword_count=args.stopword_count,
         embeddings=args.embeddings, embeddings_dict=args.embeddings_dict,
         threshold=args.threshold, samples=args.samples, seed=args.seed, kind=args.kind,
-        tokens=args.tokens)
+        tokens=args.tokens, tokens_out=args.tokens_out)
     write_json(args.output, _with_identity(record, args))
     main = record["subsets"][record["main"]]
     print(f"{args.testset} {args.system}: CRR {main['crr']}, DRR {main['drr']} -> "
@@ -610,8 +636,23 @@ def register_cli(tree) -> None:
                    metavar="SYSTEM=FILE",
                    help="systems' `systems score` records: their BLEU and chrF sentence "
                         "statistics are used where computed as here, not computed again")
+    p.add_argument("--hyp-tokens", nargs="+", action="extend", default=[], type=named_file,
+                   metavar="SYSTEM=FILE",
+                   help="systems' word tokens (`systems redundancy --tokens-out`): with "
+                        "--ref-conllu, read instead of tokenizing the outputs again")
     p.add_argument("--samples", type=positive_int, default=1000)
     p.add_argument("--seed", type=positive_int, default=scores.DEFAULT_SEED)
+    p.add_argument("--output", required=True)
+    p.set_defaults(systems_parser=p)
+
+    p = tree.add("systems analysis-merge", "The test set's analysis of every system from the "
+                 "analyses of each system against the baseline (`systems analyse` of the two)",
+                 _analysis_merge_command)
+    p.add_argument("--systems", nargs="+", required=True, metavar="SYSTEM",
+                   help="every system of the test set, the baseline among them, in the order "
+                        "of the tables")
+    p.add_argument("--record", nargs="+", action="extend", required=True, type=named_file,
+                   metavar="SYSTEM=FILE", help="each system's analysis against the baseline")
     p.add_argument("--output", required=True)
     p.set_defaults(systems_parser=p)
 
@@ -646,6 +687,9 @@ def register_cli(tree) -> None:
                  "intervals, as a JSON record", _redundancy_command)
     _add_identity(p)
     p.add_argument("--hyp", required=True)
+    p.add_argument("--tokens-out", metavar="FILE",
+                   help="also write the output's word tokens there, one line each (what "
+                        "`systems analyse --hyp-tokens` reads)")
     _add_redundancy_options(p)
     p.set_defaults(systems_parser=p)
 

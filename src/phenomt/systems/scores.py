@@ -508,11 +508,15 @@ def redundancy_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
                       stopword_count: int | None = None, embeddings: str | None = None,
                       embeddings_dict: str | None = None, threshold: float | None = None,
                       samples: int = 1000, seed: int = DEFAULT_SEED,
-                      kind: str | None = None, tokens: Sequence[str] | None = None) -> dict:
+                      kind: str | None = None, tokens: Sequence[str] | None = None,
+                      tokens_out: str | os.PathLike[str] | None = None) -> dict:
     """The CRR/DRR record of one system on one test set (``tokens``: see
-    :func:`_tokenized_inputs`)."""
+    :func:`_tokenized_inputs`); ``tokens_out``: where to write the output's word tokens as
+    :func:`write_tokens` does (the analyses read them)."""
     output, hyps, srcs, refs = _tokenized_inputs(hyp, src, ref, source_lang, target_lang,
                                                  tokens=tokens)
+    if tokens_out is not None:
+        write_lines(tokens_out, [" ".join(words) for words in hyps])
     setup = redundancy_setup(refs, target_lang, source_lang, stopword_count=stopword_count,
                              embeddings=embeddings, embeddings_dict=embeddings_dict,
                              threshold=threshold)
