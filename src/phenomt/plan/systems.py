@@ -553,7 +553,7 @@ class SystemsPlan(SectionPlan):
             ("--calibration", REFERENCE), ("--samples", self.section["samples"]),
             ("--seed", self.section["seed"])]) + " " + note_args(notes)
 
-    # --- compare-mt's analyses: one job per system against the baseline, merged per test set -------------------
+    # --- compare-mt's analyses: each system against the baseline, merged per test set ------
     @property
     def analysis_testsets(self) -> list[str]:
         """Test sets with two or more systems, when ``analysis`` is on."""
