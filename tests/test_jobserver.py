@@ -4,7 +4,6 @@ whose client is gone stops; without a server the command runs in the client."""
 
 from __future__ import annotations
 
-import errno
 import os
 import signal
 import subprocess
@@ -75,85 +74,99 @@ def test_without_a_server_the_command_runs_in_the_client(tmp_path):
     assert done.returncode == 0 and done.stdout.startswith("phenomt ")
 
 
-#: A server whose command reads the file it is given (a FIFO nobody writes: the job waits).
-READER = """
-import sys
+#: A server whose command writes its process id to the file it is given, then sleeps.
+SLEEPER = """
+import os, sys, time
 from pathlib import Path
 from phenomt.core import jobserver
-jobserver.serve(sys.argv[1], lambda argv: len(Path(argv[0]).read_text()) and 0, preload=(),
-                ready=lambda: print("listening", flush=True))
+
+def run(argv):
+    Path(argv[0]).write_text(str(os.getpid()))
+    time.sleep(float(argv[1]))
+    return 3
+
+jobserver.serve(sys.argv[1], run, preload=(), ready=lambda: print("listening", flush=True))
 """
 CLIENT = ("import sys; from phenomt.core import jobserver; "
           "sys.exit(jobserver.delegate(sys.argv[1], sys.argv[2:]))")
 
 
 @pytest.fixture
-def reader(tmp_path):
+def sleeper(tmp_path):
     path = str(tmp_path / "socket")
-    server = subprocess.Popen([sys.executable, "-c", READER, path], stdout=subprocess.PIPE,
+    server = subprocess.Popen([sys.executable, "-c", SLEEPER, path], stdout=subprocess.PIPE,
                               text=True, start_new_session=True)
     assert server.stdout.readline() == "listening\n"
     yield path
     jobserver._stop(server)
 
 
-def _blocked_job(socket: str, cwd: Path) -> tuple[subprocess.Popen, Path]:
-    """A job that waits for its input."""
-    fifo = cwd / "fifo"
-    os.mkfifo(fifo)
-    client = subprocess.Popen([sys.executable, "-c", CLIENT, socket, str(fifo)], cwd=cwd,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def _job(socket: str, cwd: Path, seconds: float = 600) -> tuple[subprocess.Popen, int]:
+    """A client whose job sleeps, and the job's process id."""
+    pid_file = cwd / "pid"
+    client = subprocess.Popen([sys.executable, "-c", CLIENT, socket, str(pid_file),
+                               str(seconds)], cwd=cwd, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
-    while not _has_reader(fifo):
-        assert time.monotonic() < deadline and client.poll() is None, "the job never started"
+    while not (pid_file.is_file() and pid_file.read_text()):
+        assert time.monotonic() < deadline, "the job never started"
         time.sleep(0.05)
-    return client, fifo
+    pid = int(pid_file.read_text())
+    assert pid != client.pid  # a process of the server's, not the client itself
+    return client, pid
 
 
-def _has_reader(fifo: Path) -> bool:
-    try:
-        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-    except OSError as err:
-        assert err.errno == errno.ENXIO
-        return False
-    return True
-
-
-def _gone(fifo: Path) -> bool:
+def _gone(pid: int) -> bool:
+    """The job's process has ended (the server's children are reaped at once)."""
     deadline = time.monotonic() + 30
-    while _has_reader(fifo):
-        if time.monotonic() > deadline:
-            return False
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
         time.sleep(0.05)
-    return True
+    return False
 
 
-def test_a_signal_to_the_client_reaches_the_job(reader, tmp_path):
-    client, fifo = _blocked_job(reader, tmp_path)
+def test_a_signal_to_the_client_reaches_the_job(sleeper, tmp_path):
+    client, pid = _job(sleeper, tmp_path)
     client.send_signal(signal.SIGTERM)
     client.communicate(timeout=30)
     assert client.returncode == 128 + signal.SIGTERM
-    assert _gone(fifo)
+    assert _gone(pid)
 
 
-def test_ctrl_c_interrupts_the_job(reader, tmp_path):
-    client, fifo = _blocked_job(reader, tmp_path)
+def test_ctrl_c_interrupts_the_job(sleeper, tmp_path):
+    client, pid = _job(sleeper, tmp_path)
     client.send_signal(signal.SIGINT)
     client.communicate(timeout=30)
     assert client.returncode == 128 + signal.SIGINT
-    assert _gone(fifo)
+    assert _gone(pid)
 
 
-def test_a_job_whose_client_is_killed_stops(reader, tmp_path):
-    client, fifo = _blocked_job(reader, tmp_path)
+def test_a_job_whose_client_is_killed_stops(sleeper, tmp_path):
+    client, pid = _job(sleeper, tmp_path)
     client.kill()
     client.communicate(timeout=30)
-    assert _gone(fifo), "the job outlived its client"
+    assert _gone(pid), "the job outlived its client"
 
 
-def test_a_job_that_ends_returns_its_status(reader, tmp_path):
-    client, fifo = _blocked_job(reader, tmp_path)
-    with open(fifo, "w", encoding="utf-8") as writer:
-        writer.write("text")
+def test_a_job_that_ends_returns_its_status(sleeper, tmp_path):
+    client, pid = _job(sleeper, tmp_path, seconds=0.5)
     client.communicate(timeout=30)
-    assert client.returncode == 0
+    assert client.returncode == 3
+    assert _gone(pid)
+
+
+def test_the_server_stops_when_its_owner_is_gone(tmp_path):
+    # the end of its standard input: the process that started it was killed outright
+    path = tmp_path / "socket"
+    server = subprocess.Popen([sys.executable, "-m", "phenomt.core.jobserver", str(path)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                              start_new_session=True)
+    assert server.stdout.readline() == "listening\n"
+    assert jobserver.delegate(str(path), ["--version"]) == 0  # serving
+    server.stdin.close()
+    assert server.wait(timeout=60) == 0
+    assert not path.exists()
+    assert jobserver.delegate(str(path), ["--version"]) is None

@@ -121,11 +121,14 @@ def _forwarder(pid: int, forwarded: list[int]) -> Callable:
 # --------------------------------------------------------------------------- server
 
 def serve(path: str, run: Callable[[list[str]], int], preload: Sequence[str] = PRELOAD,
-          ready: Callable[[], None] | None = None) -> None:
+          ready: Callable[[], None] | None = None, owner: int | None = None) -> None:
     """Listen at ``path`` and run each request's command with ``run`` (``phenomt``'s command
-    line) in a forked child, until SIGTERM. The socket exists (and ``ready`` is called)
-    before the modules of ``preload`` are imported: jobs that come early wait in the
-    backlog."""
+    line) in a forked child, until SIGTERM or, given ``owner`` (the read end of a pipe whose
+    write end the process that started the server holds), until that process is gone. The
+    socket exists (and ``ready`` is called) before the modules of ``preload`` are imported:
+    jobs that come early wait in the backlog."""
+    import select
+
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
     server.listen(64)
@@ -139,10 +142,18 @@ def serve(path: str, run: Callable[[list[str]], int], preload: Sequence[str] = P
     import gc
 
     gc.freeze()  # the preloaded objects stay shared with the children (no copy on write)
+    watched = [server] if owner is None else [server, owner]
     while True:
+        readable, _, _ = select.select(watched, [], [])
+        if owner in readable and not os.read(owner, 1):
+            return  # its owner is gone (killed outright): no server outlives it
+        if server not in readable:
+            continue
         conn, _ = server.accept()
         if os.fork() == 0:
             server.close()
+            if owner is not None:
+                os.close(owner)
             _child(conn, run)  # does not return
         conn.close()
 
@@ -239,16 +250,19 @@ def running(log: Path, env: dict[str, str]) -> Iterator[dict[str, str]]:
     path = os.path.join(folder, "socket")
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "w", encoding="utf-8") as errors:
+        # its standard input is a pipe this process holds open: if this process is killed
+        # outright, the server sees the pipe's end and stops
         server = subprocess.Popen([sys.executable, "-m", "phenomt.core.jobserver", path],
-                                  stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=errors, env=env, text=True,
                                   start_new_session=True)
     try:
-        assert server.stdout is not None
+        assert server.stdout is not None and server.stdin is not None
         ready = server.stdout.readline().strip() == "listening"
         server.stdout.close()
         yield dict(env, **{SOCKET_ENV: path}) if ready else env
     finally:
+        server.stdin.close()
         _stop(server)
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -273,7 +287,7 @@ def _stop(server) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """``python -m phenomt.core.jobserver SOCKET``: serve at SOCKET, printing one line when
-    it listens."""
+    it listens, until SIGTERM or the end of its standard input."""
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 1:
         sys.exit("usage: python -m phenomt.core.jobserver SOCKET")
@@ -283,7 +297,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         print("listening", flush=True)
 
     try:
-        serve(args[0], run, preload=(*PRELOAD, *COMMAND_MODULES), ready=ready)
+        serve(args[0], run, preload=(*PRELOAD, *COMMAND_MODULES), ready=ready,
+              owner=sys.stdin.fileno())
     finally:
         Path(args[0]).unlink(missing_ok=True)
 
