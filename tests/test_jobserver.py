@@ -128,19 +128,13 @@ def _gone(pid: int) -> bool:
     return False
 
 
-def test_a_signal_to_the_client_reaches_the_job(sleeper, tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_to_the_client_reaches_the_job(sleeper, tmp_path, sig):
+    # SIGTERM: Snakemake stopping a job; SIGINT: Ctrl-C (KeyboardInterrupt in the job)
     client, pid = _job(sleeper, tmp_path)
-    client.send_signal(signal.SIGTERM)
+    client.send_signal(sig)
     client.communicate(timeout=30)
-    assert client.returncode == 128 + signal.SIGTERM
-    assert _gone(pid)
-
-
-def test_ctrl_c_interrupts_the_job(sleeper, tmp_path):
-    client, pid = _job(sleeper, tmp_path)
-    client.send_signal(signal.SIGINT)
-    client.communicate(timeout=30)
-    assert client.returncode == 128 + signal.SIGINT
+    assert client.returncode == 128 + sig
     assert _gone(pid)
 
 
