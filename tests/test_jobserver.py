@@ -74,18 +74,24 @@ def test_without_a_server_the_command_runs_in_the_client(tmp_path):
     assert done.returncode == 0 and done.stdout.startswith("phenomt ")
 
 
-#: A server whose command writes its process id to the file it is given, then sleeps.
+#: A server whose command writes its process id to the file it is given, then sleeps; or
+#: copies its standard input to its standard output, upper-cased. Its standard input tells it
+#: when its owner is gone, as `evaluate`'s server's does.
 SLEEPER = """
 import os, sys, time
 from pathlib import Path
 from phenomt.core import jobserver
 
 def run(argv):
+    if argv[0] == "echo":
+        sys.stdout.write(sys.stdin.read().upper())
+        return 0
     Path(argv[0]).write_text(str(os.getpid()))
     time.sleep(float(argv[1]))
     return 3
 
-jobserver.serve(sys.argv[1], run, preload=(), ready=lambda: print("listening", flush=True))
+jobserver.serve(sys.argv[1], run, preload=(), ready=lambda: print("listening", flush=True),
+                owner=sys.stdin.fileno())
 """
 CLIENT = ("import sys; from phenomt.core import jobserver; "
           "sys.exit(jobserver.delegate(sys.argv[1], sys.argv[2:]))")
@@ -94,11 +100,18 @@ CLIENT = ("import sys; from phenomt.core import jobserver; "
 @pytest.fixture
 def sleeper(tmp_path):
     path = str(tmp_path / "socket")
-    server = subprocess.Popen([sys.executable, "-c", SLEEPER, path], stdout=subprocess.PIPE,
-                              text=True, start_new_session=True)
+    server = subprocess.Popen([sys.executable, "-c", SLEEPER, path], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True, start_new_session=True)
     assert server.stdout.readline() == "listening\n"
     yield path
+    server.stdin.close()
     jobserver._stop(server)
+
+
+def test_the_job_reads_the_clients_standard_input(sleeper, tmp_path):
+    done = subprocess.run([sys.executable, "-c", CLIENT, sleeper, "echo"], input="words\n",
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "WORDS\n")
 
 
 def _job(socket: str, cwd: Path, seconds: float = 600) -> tuple[subprocess.Popen, int]:

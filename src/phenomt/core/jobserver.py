@@ -183,9 +183,7 @@ def _child(conn: socket.socket, run: Callable[[list[str]], int]) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
         header, fds, _flags, _addr = socket.recv_fds(conn, _HEADER.size, _STREAMS)
         request = json.loads(_receive(conn, _HEADER.unpack(header)[0]).decode("utf-8"))
-        for fd, target in zip(fds, request["streams"], strict=True):
-            os.dup2(fd, target)
-            os.close(fd)
+        _take_streams(fds, request["streams"])
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
@@ -196,6 +194,20 @@ def _child(conn: socket.socket, run: Callable[[list[str]], int]) -> None:
         status = _status(run, request["argv"])
     finally:
         _finish(conn, status)
+
+
+def _take_streams(fds: Sequence[int], targets: Sequence[int]) -> None:
+    """Make the received ``fds`` this process's ``targets`` (0, 1, 2). A received one may
+    already have the number of a standard stream (the server's closed standard input is the
+    lowest free number): all are moved above them first."""
+    import fcntl
+
+    moved = [fcntl.fcntl(fd, fcntl.F_DUPFD, _STREAMS) for fd in fds]
+    for fd in fds:
+        os.close(fd)
+    for fd, target in zip(moved, targets, strict=True):
+        os.dup2(fd, target)
+        os.close(fd)
 
 
 def _status(run: Callable[[list[str]], int], argv: list[str]) -> int:
