@@ -168,7 +168,7 @@ def test_a_job_that_ends_returns_its_status(sleeper, tmp_path):
 def test_the_server_stops_when_its_owner_is_gone(tmp_path):
     # the end of its standard input: the process that started it was killed outright
     path = tmp_path / "socket"
-    server = subprocess.Popen([sys.executable, "-m", "phenomt.core.jobserver", str(path)],
+    server = subprocess.Popen([sys.executable, "-m", jobserver.SERVER_MODULE, str(path)],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                               start_new_session=True)
     assert server.stdout.readline() == "listening\n"

@@ -42,6 +42,10 @@ PRELOAD = ("numpy", "sacrebleu", "sacremoses", "yaml", "pandas", "scipy.stats", 
            "phenomt.systems.scores", "phenomt.systems.analysis", "phenomt.systems.tables",
            "phenomt.systems.challenge", "phenomt.systems.sentences", "phenomt.ldd.extract",
            "phenomt.ldd.score", "phenomt.ldd.tables")
+#: The entry point that serves the ``phenomt`` commands (it binds :func:`serve` to the CLI,
+#: which this module must not import).
+SERVER_MODULE = "phenomt.jobs"
+
 #: Signals a client passes on to its job.
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 _HEADER = struct.Struct("!I")
@@ -264,7 +268,7 @@ def running(log: Path, env: dict[str, str]) -> Iterator[dict[str, str]]:
     with open(log, "w", encoding="utf-8") as errors:
         # its standard input is a pipe this process holds open: if this process is killed
         # outright, the server sees the pipe's end and stops
-        server = subprocess.Popen([sys.executable, "-m", "phenomt.core.jobserver", path],
+        server = subprocess.Popen([sys.executable, "-m", SERVER_MODULE, path],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=errors, env=env, text=True,
                                   start_new_session=True)
@@ -295,25 +299,3 @@ def _stop(server) -> None:
         except subprocess.TimeoutExpired:
             continue
     server.wait()
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m phenomt.core.jobserver SOCKET``: serve at SOCKET, printing one line when
-    it listens, until SIGTERM or the end of its standard input."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) != 1:
-        sys.exit("usage: python -m phenomt.core.jobserver SOCKET")
-    from phenomt.cli import COMMAND_MODULES, run
-
-    def ready() -> None:
-        print("listening", flush=True)
-
-    try:
-        serve(args[0], run, preload=(*PRELOAD, *COMMAND_MODULES), ready=ready,
-              owner=sys.stdin.fileno())
-    finally:
-        Path(args[0]).unlink(missing_ok=True)
-
-
-if __name__ == "__main__":
-    main()
