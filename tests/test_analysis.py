@@ -62,8 +62,16 @@ def test_bucket_words_list_each_buckets_first_sentences_by_hand():
 
 
 def test_length_rows_by_hand():
-    refs = [["w"] * n for n in (3, 10, 19, 60, 75)]
-    assert analysis.length_rows(refs) == [[0], [1, 2], [], [], [], [], [3, 4]]
+    assert analysis.length_rows([3, 10, 19, 60, 75]) == [[0], [1, 2], [], [], [], [], [3, 4]]
+
+
+def test_a_reference_length_is_its_bleu_token_count():
+    refs = ["The cat, the mat.", "", "a b c d e f g h i j"]  # 6, 0 and 10 13a tokens
+    stats = metrics.get("bleu", tokenize="13a").statistics(["x"] * 3, refs)
+    found = analysis.length_buckets(resample.Resampler(3, 20, 1), {"b": stats}, "b",
+                                    metrics.get("bleu", tokenize="13a"))
+    assert [(b["bucket"], b["sentences"]) for b in found["buckets"] if b["sentences"]] == \
+        [("<10", 2), ("[10, 20)", 1)]
 
 
 def test_ngram_differences_by_hand():
@@ -279,24 +287,37 @@ def test_the_pairs_merged_are_the_analysis_of_every_system_at_once():
             hypotheses={s: h for s, h in hyps.items() if s in (system, "base")},
             **{**common, **changed})
 
-    pairs = {"odd": pair("odd"), "good": pair("good")}
-    merged = analysis.merge_records(pairs, list(hyps))
+    pairs = {"odd": pair("odd", words_only=True), "good": pair("good", words_only=True)}
+    assert pairs["odd"]["length"] is None and pairs["odd"]["examples"] is None
+    texts = dict(hypotheses=hyps, references=refs, sources=refs)
+    merged = analysis.merge_records(pairs, list(hyps), **texts)
     # the same record, the systems in the same order: the same bytes once written
     assert json.dumps(merged) == json.dumps(whole)
     assert merged["systems"] == ["good", "base", "odd"]
+    # pairs with every section: their length buckets and examples are made again, the same
+    full = {"odd": pair("odd"), "good": pair("good")}
+    assert json.dumps(analysis.merge_records(full, list(hyps), **texts)) == json.dumps(whole)
     with pytest.raises(ValueError, match="not of every system"):
-        analysis.merge_records({"odd": pairs["odd"]}, list(hyps))
+        analysis.merge_records({"odd": pairs["odd"]}, list(hyps), **texts)
+    with pytest.raises(ValueError, match="outputs of base, good, not of every system"):
+        analysis.merge_records(pairs, list(hyps), **{
+            **texts, "hypotheses": {s: hyps[s] for s in ("good", "base")}})
     with pytest.raises(ValueError, match="good: its pair was analysed on other data"):
         analysis.merge_records({"odd": pairs["odd"], "good": pair("good", seed=5)},
-                               list(hyps))
+                               list(hyps), **texts)
     with pytest.raises(ValueError, match="good: no analysis record of good against base"):
-        analysis.merge_records({"odd": pairs["odd"], "good": pairs["odd"]}, list(hyps))
+        analysis.merge_records({"odd": pairs["odd"], "good": pairs["odd"]}, list(hyps),
+                               **texts)
+    with pytest.raises(ValueError, match="analysed on 3 sentences, the test set has 2"):
+        analysis.merge_records(pairs, list(hyps), hypotheses={s: h[:2] for s, h in
+                                                             hyps.items()},
+                               references=refs[:2], sources=refs[:2])
     # another baseline output: the same settings, other baseline cells
     other = dict(hyps, base=hyps["odd"])
     moved = analysis.analysis_record(hypotheses={s: other[s] for s in ("good", "base")},
                                      **common)
     with pytest.raises(ValueError, match="good: its baseline cells differ"):
-        analysis.merge_records({"odd": pairs["odd"], "good": moved}, list(hyps))
+        analysis.merge_records({"odd": pairs["odd"], "good": moved}, list(hyps), **texts)
 
 
 def _scored(tmp_path, refs: list[str], hyps: dict[str, list[str]]) -> dict[str, Path]:
@@ -361,6 +382,34 @@ def test_the_analyse_command_refuses_a_record_of_another_file(tmp_path):
     argv[-1] = f"good={paths['good']}"
     args = build_parser(["phenomt.systems.cli"]).parse_args(argv)
     assert args.handler(args) == 0
+
+
+def test_the_pipelines_pairs_and_merge_write_the_analysis_of_all_at_once(tmp_path, capsys):
+    """The words of each pair analysed without the scores, then merged with the score
+    records: the bytes of one analysis of all systems."""
+    from phenomt.cli import main
+
+    refs, hyps = _test_set(30)
+    paths = _scored(tmp_path, refs, hyps)
+    ref = str(tmp_path / "ref.txt")
+    common = ["--testset", "toy", "--src", ref, "--ref", ref, "--target-lang", "en",
+              "--freq-corpus", ref, "--samples", "20", "--baseline", "bad"]
+    named = {n: f"{n}={tmp_path / n}.txt" for n in hyps}
+    scores_args = ["--scores", *(f"{n}={p}" for n, p in paths.items() if n in hyps)]
+    assert main(["systems", "analyse", *common, "--hyp", *named.values(), *scores_args,
+                 "--output", str(tmp_path / "whole.json")]) == 0
+    for system in ("good", "same"):
+        assert main(["systems", "analyse", *common, "--hyp", named["bad"], named[system],
+                     "--words-only", "--output", str(tmp_path / f"{system}.json")]) == 0
+    assert main(["systems", "analysis-merge", "--systems", *hyps,
+                 "--record", *(f"{s}={tmp_path / s}.json" for s in ("good", "same")),
+                 "--hyp", *named.values(), "--src", ref, "--ref", ref, *scores_args,
+                 "--output", str(tmp_path / "merged.json")]) == 0
+    assert (tmp_path / "merged.json").read_bytes() == (tmp_path / "whole.json").read_bytes()
+    with pytest.raises(SystemExit):
+        main(["systems", "analyse", *common, "--hyp", named["bad"], named["good"],
+              "--words-only", *scores_args[:2], "--output", str(tmp_path / "x.json")])
+    assert "which --words-only leaves out" in capsys.readouterr().err
 
 
 def test_one_table_command_writes_each_kind_to_its_own_files(tmp_path, capsys):

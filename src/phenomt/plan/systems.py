@@ -598,14 +598,13 @@ class SystemsPlan(SectionPlan):
         return [s for s in self.systems(testset) if s in (system, self.baseline(testset))]
 
     def analysis_pair_inputs(self, testset: str, system: str) -> list[str]:
-        """The outputs and score records (their BLEU and chrF sentence statistics) of
-        ``system`` and the baseline, the source and reference, the frequency corpus if any,
-        the reference's parse if any."""
+        """The outputs of ``system`` and the baseline, the source and reference, the
+        frequency corpus if any, the reference's parse if any (not the score records: the
+        pair's words are analysed while the systems are scored)."""
         pair = self._pair(testset, system)
         return [*(self.hyp(testset, s) for s in pair), self.source(testset),
                 self.reference(testset), *self._freq_corpus(testset),
-                *self._reference_parse(testset), *(self.bleu_json(testset, s) for s in pair),
-                *self._pair_tokens(testset, pair)]
+                *self._reference_parse(testset), *self._pair_tokens(testset, pair)]
 
     def _pair_tokens(self, testset: str, pair: list[str]) -> list[str]:
         """The outputs' word tokens, which the POS buckets read (with a reference parse)."""
@@ -625,20 +624,29 @@ class SystemsPlan(SectionPlan):
             ("--freq-corpus", freq[0] if freq else None),
             ("--ref-conllu", parse[0] if parse else None),
             ("--udpipe-model", self.ldd.section["udpipe"][tgt] if parse else None),
-            ("--scores", [f"{s}={self.bleu_json(testset, s)}" for s in pair]),
             ("--hyp-tokens", [f"{s}={self.hyp_tokens(testset, s)}" for s in pair]
              if parse else None),
+            ("--words-only", True),
             ("--samples", self.section["samples"]), ("--seed", self.section["seed"])])
 
     def analysis_inputs(self, testset: str) -> list[str]:
-        """Each system's analysis against the baseline."""
-        return [self.analysis_pair_json(testset, s) for s in self.analysis_pairs(testset)]
+        """Each system's analysis against the baseline, and every system's output and score
+        record (their BLEU and chrF sentence statistics make the length buckets and
+        examples)."""
+        systems = self.systems(testset)
+        return [*(self.analysis_pair_json(testset, s) for s in self.analysis_pairs(testset)),
+                *(self.hyp(testset, s) for s in systems), self.source(testset),
+                self.reference(testset), *(self.bleu_json(testset, s) for s in systems)]
 
     def analysis_args(self, testset: str) -> str:
+        systems = self.systems(testset)
         return shell_args([
-            ("--systems", self.systems(testset)),
+            ("--systems", systems),
             ("--record", [f"{s}={self.analysis_pair_json(testset, s)}"
-                          for s in self.analysis_pairs(testset)])])
+                          for s in self.analysis_pairs(testset)]),
+            ("--hyp", [f"{s}={self.hyp(testset, s)}" for s in systems]),
+            ("--src", self.source(testset)), ("--ref", self.reference(testset)),
+            ("--scores", [f"{s}={self.bleu_json(testset, s)}" for s in systems])])
 
     # --- the sentences behind the cells, for the report's drill-down -------------------------
     @property

@@ -1,11 +1,13 @@
 """What compare-mt (Neubig et al., NAACL 2019 demos) shows of a set of systems, on phenomt's
 one resampling engine: accuracy by bucket, n-gram differences and the sentences where two
-systems differ most. One job analyses each system against the baseline (the pair's record,
-:func:`analysis_record` of the two); :func:`merge_records` makes the test set's record of
-every system from them. Every cell and test of a pair depends on that pair alone (the
-resamples are drawn from the test set's size and the seed, Holm runs over one system's
-buckets), so the merged record is the one an analysis of all systems at once gives, and adding
-a system analyses that system only.
+systems differ most. In the pipeline one job analyses the words of each system against the
+baseline (the pair's record, :func:`analysis_record` of the two, ``words_only``) while the
+systems are scored; :func:`merge_records` makes the test set's record of every system from
+them and adds the sections made from the score records' sentence statistics (length buckets,
+examples). Every cell and test of a pair depends on that pair alone (the resamples are drawn
+from the test set's size and the seed, Holm runs over one system's buckets), so the merged
+record is the one an analysis of all systems at once gives, and adding a system analyses that
+system's words only.
 
 **Word F-measure by frequency bucket.** Words are the target language's sacreBLEU tokens (the
 BLEU tokenizer of the test set). Each word goes to the bucket of its frequency: its count in a
@@ -251,12 +253,13 @@ def f_measures(totals: np.ndarray) -> np.ndarray:
 f_measure.batch = f_measures  # type: ignore[attr-defined]  # resample.batch_scores uses it
 
 
-def length_rows(references: Sequence[Sequence[str]], cutoffs: Sequence[float] = LENGTH_CUTOFFS
+def length_rows(lengths: Sequence[int], cutoffs: Sequence[float] = LENGTH_CUTOFFS
                 ) -> list[list[int]]:
-    """The sentence indices of each reference-length bucket."""
+    """The sentence indices of each reference-length bucket (``lengths``: tokens per
+    reference)."""
     rows: list[list[int]] = [[] for _ in range(len(cutoffs) + 1)]
-    for index, tokens in enumerate(references):
-        rows[bucket_of(len(tokens), cutoffs)].append(index)
+    for index, length in enumerate(lengths):
+        rows[bucket_of(length, cutoffs)].append(index)
     return rows
 
 
@@ -316,13 +319,13 @@ def frequency_buckets(engine: resample.Resampler, tokens: Mapping[str, list[list
 
 
 def length_buckets(engine: resample.Resampler, bleu_stats: Mapping[str, np.ndarray],
-                   references: Sequence[Sequence[str]], baseline: str, bleu: metrics.Metric
-                   ) -> dict:
+                   baseline: str, bleu: metrics.Metric) -> dict:
     """BLEU per reference-length bucket of every system (buckets without a sentence are
-    listed with no score)."""
+    listed with no score). A reference's length is its BLEU statistics' ``ref_len``: its
+    number of tokens of the BLEU tokenizer."""
+    lengths = bleu_stats[baseline][:, bleu.columns.index("ref_len")].astype(int).tolist()
     buckets = []
-    for label, rows in zip(bucket_labels(LENGTH_CUTOFFS), length_rows(references),
-                           strict=True):
+    for label, rows in zip(bucket_labels(LENGTH_CUTOFFS), length_rows(lengths), strict=True):
         if not rows:
             buckets.append({"bucket": label, "sentences": 0, "lines": [], "systems": {
                 s: {"score": None, "ci": None, "difference": None, "difference_ci": None,
@@ -494,14 +497,15 @@ def analysis_record(*, testset: str, hypotheses: Mapping[str, Sequence[str]],
                     reference_parse: Sequence[Any] | None = None,
                     parse_note: str = "",
                     scored: Mapping[str, Mapping[str, Any]] | None = None,
-                    hypothesis_tokens: Mapping[str, Sequence[Sequence[str]]] | None = None
-                    ) -> dict:
+                    hypothesis_tokens: Mapping[str, Sequence[Sequence[str]]] | None = None,
+                    words_only: bool = False) -> dict:
     """Buckets, n-gram differences and examples of every system of one test set against the
-    baseline; every interval and test on one set of resamples of the test set. ``scored``:
-    systems' ``systems score`` records, whose BLEU and chrF sentence statistics are taken
-    instead of computed again where they were computed the same way; ``hypothesis_tokens``:
-    systems' Moses word tokens (:func:`phenomt.core.text.word_tokens`, as their CRR/DRR
-    jobs wrote them), taken for the POS buckets instead of tokenizing again."""
+    baseline; every interval and test on one set of resamples of the test set.
+    ``hypothesis_tokens``: systems' Moses word tokens (:func:`phenomt.core.text.word_tokens`,
+    as their CRR/DRR jobs wrote them), taken for the POS buckets instead of tokenizing again.
+    ``scored``: see :func:`score_sections`. ``words_only``: the sections of the words alone
+    (frequency and POS buckets, n-grams); :data:`SCORE_SECTIONS` are left empty, for
+    :func:`merge_records` to fill from the systems' score records."""
     if baseline not in hypotheses:
         raise ValueError(f"baseline {baseline!r} is not one of the systems")
     for system, lines in hypotheses.items():
@@ -510,6 +514,51 @@ def analysis_record(*, testset: str, hypotheses: Mapping[str, Sequence[str]],
     engine = resample.Resampler(len(references), samples, seed)
     ref_tokens = ribes_tokens(references, tokenize)
     tokens = {s: ribes_tokens(lines, tokenize) for s, lines in hypotheses.items()}
+    matched = {s: matched_ngrams(t, ref_tokens) for s, t in tokens.items()}
+    others = [s for s in hypotheses if s != baseline]
+    pos = None
+    if reference_parse is not None:
+        from phenomt.core.text import word_tokens
+
+        given = hypothesis_tokens or {}
+        pos = pos_buckets(engine, {s: given[s] if s in given else word_tokens(lines, target_lang)
+                                   for s, lines in hypotheses.items()},
+                          tagged_words(reference_parse, len(references)), baseline,
+                          parse_note or "UDPipe parse of the reference")
+    record = {
+        "schema": SCHEMA, "testset": testset, "baseline": baseline,
+        "systems": list(hypotheses), "sentences": len(references),
+        "target_lang": target_lang, "tokenize": tokenize,
+        "test": {"samples": samples, "seed": seed, "confidence": resample.CONFIDENCE,
+                 "unit": "sentence", "source": "phenomt.core.metrics.resample"},
+        "frequency": frequency_buckets(engine, tokens, ref_tokens, frequencies, baseline),
+        "length": None,
+        "pos": pos,
+        "ngrams": {"max_n": MAX_NGRAM, "smoothing": SMOOTHING, "shown": NGRAMS_SHOWN,
+                   "systems": {s: ngram_differences(matched[s], matched[baseline])
+                               for s in others}},
+        "examples": None,
+    }
+    if not words_only:
+        record.update(score_sections(engine, hypotheses=hypotheses, references=references,
+                                     sources=sources, baseline=baseline, tokenize=tokenize,
+                                     scored=scored))
+    return record
+
+
+#: The sections made from the systems' BLEU and chrF sentence statistics, which their score
+#: records hold: the pipeline analyses each pair's words while the systems are scored, then
+#: adds these when it merges the pairs (:func:`merge_records`).
+SCORE_SECTIONS = ("length", "examples")
+
+
+def score_sections(engine: resample.Resampler, *, hypotheses: Mapping[str, Sequence[str]],
+                   references: Sequence[str], sources: Sequence[str], baseline: str,
+                   tokenize: str, scored: Mapping[str, Mapping[str, Any]] | None = None
+                   ) -> dict:
+    """BLEU by reference length and the examples (sentence chrF) of every system against the
+    baseline. ``scored``: systems' ``systems score`` records, whose BLEU and chrF sentence
+    statistics are taken instead of computed again where they were computed the same way."""
     scored = scored or {}
     bleu = metrics.get("bleu", tokenize=tokenize)
     chrf = metrics.get("chrf")
@@ -523,36 +572,15 @@ def analysis_record(*, testset: str, hypotheses: Mapping[str, Sequence[str]],
 
     bleu_stats = {s: statistics(bleu, s) for s in hypotheses}
     sentence_chrf = {s: [chrf.score(row) for row in statistics(chrf, s)] for s in hypotheses}
-    matched = {s: matched_ngrams(t, ref_tokens) for s, t in tokens.items()}
-    others = [s for s in hypotheses if s != baseline]
-    pos = None
-    if reference_parse is not None:
-        from phenomt.core.text import word_tokens
-
-        given = hypothesis_tokens or {}
-        pos = pos_buckets(engine, {s: given[s] if s in given else word_tokens(lines, target_lang)
-                                   for s, lines in hypotheses.items()},
-                          tagged_words(reference_parse, len(references)), baseline,
-                          parse_note or "UDPipe parse of the reference")
     return {
-        "schema": SCHEMA, "testset": testset, "baseline": baseline,
-        "systems": list(hypotheses), "sentences": len(references),
-        "target_lang": target_lang, "tokenize": tokenize,
-        "test": {"samples": samples, "seed": seed, "confidence": resample.CONFIDENCE,
-                 "unit": "sentence", "source": "phenomt.core.metrics.resample"},
-        "frequency": frequency_buckets(engine, tokens, ref_tokens, frequencies, baseline),
-        "length": length_buckets(engine, bleu_stats, ref_tokens, baseline, bleu),
-        "pos": pos,
-        "ngrams": {"max_n": MAX_NGRAM, "smoothing": SMOOTHING, "shown": NGRAMS_SHOWN,
-                   "systems": {s: ngram_differences(matched[s], matched[baseline])
-                               for s in others}},
+        "length": length_buckets(engine, bleu_stats, baseline, bleu),
         "examples": {"metric": "sentence chrF", "signature": chrf.signature(),
                      "shown": EXAMPLES,
                      "systems": {s: _with_texts(examples(sentence_chrf[s],
                                                          sentence_chrf[baseline]),
                                                 sources, references, hypotheses[s],
                                                 hypotheses[baseline])
-                                 for s in others}},
+                                 for s in hypotheses if s != baseline}},
     }
 
 
@@ -573,12 +601,15 @@ BUCKET_SECTIONS = ("frequency", "length", "pos")
 PAIR_SECTIONS = ("ngrams", "examples")
 
 
-def merge_records(records: Mapping[str, Mapping[str, Any]], systems: Sequence[str]
-                  ) -> dict:
+def merge_records(records: Mapping[str, Mapping[str, Any]], systems: Sequence[str], *,
+                  hypotheses: Mapping[str, Sequence[str]], references: Sequence[str],
+                  sources: Sequence[str],
+                  scored: Mapping[str, Mapping[str, Any]] | None = None) -> dict:
     """The test set's analysis of ``systems`` (in that order) from each system's pair record
-    (``records``: system but the baseline -> :func:`analysis_record` of it and the baseline).
-    The pairs must be of one test set, baseline and setting, with the same baseline cells;
-    else ValueError naming the system."""
+    (``records``: system but the baseline -> :func:`analysis_record` of it and the baseline)
+    and the :data:`SCORE_SECTIONS` of all systems at once (:func:`score_sections` of
+    ``hypotheses``, ``scored``). The pairs must be of one test set, baseline and setting, with
+    the same baseline cells; else ValueError naming the system."""
     if not records:
         raise ValueError("no pair record to merge")
     first = next(iter(records.values()))
@@ -586,6 +617,9 @@ def merge_records(records: Mapping[str, Mapping[str, Any]], systems: Sequence[st
     if baseline not in systems or set(records) != set(systems) - {baseline}:
         raise ValueError(f"the records are of {', '.join(sorted(records))} against {baseline}, "
                          f"not of every system of {', '.join(systems)} but the baseline")
+    if set(hypotheses) != set(systems):
+        raise ValueError(f"outputs of {', '.join(sorted(hypotheses))}, not of every system of "
+                         f"{', '.join(systems)}")
     frame = _frame(first)
     for system, record in records.items():
         if record.get("schema") != SCHEMA or set(record["systems"]) != {baseline, system}:
@@ -593,9 +627,12 @@ def merge_records(records: Mapping[str, Mapping[str, Any]], systems: Sequence[st
         if _frame(record) != frame:
             raise ValueError(f"{system}: its pair was analysed on other data or settings "
                              "than the other pairs")
+    if first["sentences"] != len(references):
+        raise ValueError(f"the pairs were analysed on {first['sentences']} sentences, the "
+                         f"test set has {len(references)}")
     merged = {**first, "systems": list(systems)}
     for section in BUCKET_SECTIONS:
-        if first[section] is None:
+        if first[section] is None or section in SCORE_SECTIONS:
             continue
         buckets = []
         for index, template in enumerate(first[section]["buckets"]):
@@ -611,21 +648,30 @@ def merge_records(records: Mapping[str, Mapping[str, Any]], systems: Sequence[st
             buckets.append({**template, "systems": cells})
         merged[section] = {**first[section], "buckets": buckets}
     for section in PAIR_SECTIONS:
-        merged[section] = {**first[section], "systems": {
-            s: records[s][section]["systems"][s] for s in systems if s != baseline}}
+        if section not in SCORE_SECTIONS:
+            merged[section] = {**first[section], "systems": {
+                s: records[s][section]["systems"][s] for s in systems if s != baseline}}
+    engine = resample.Resampler(len(references), first["test"]["samples"],
+                                first["test"]["seed"])
+    merged.update(score_sections(engine, hypotheses={s: hypotheses[s] for s in systems},
+                                 references=references, sources=sources, baseline=baseline,
+                                 tokenize=first["tokenize"], scored=scored))
     return merged
 
 
 def _frame(record: Mapping[str, Any]) -> Any:
-    """A record without its per-system parts: what every pair of one analysis shares."""
-    frame = {k: v for k, v in record.items() if k != "systems" and k not in PAIR_SECTIONS}
+    """A record without its per-system parts and its :data:`SCORE_SECTIONS`: what every pair
+    of one analysis shares."""
+    frame = {k: v for k, v in record.items()
+             if k != "systems" and k not in PAIR_SECTIONS and k not in SCORE_SECTIONS}
     for section in BUCKET_SECTIONS:
         if frame.get(section) is not None:
             frame[section] = {**frame[section], "buckets": [
                 {k: v for k, v in b.items() if k != "systems"}
                 for b in frame[section]["buckets"]]}
     for section in PAIR_SECTIONS:
-        frame[section] = {k: v for k, v in record[section].items() if k != "systems"}
+        if section not in SCORE_SECTIONS:
+            frame[section] = {k: v for k, v in record[section].items() if k != "systems"}
     return frame
 
 

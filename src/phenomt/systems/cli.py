@@ -187,6 +187,9 @@ def _score_records(args: argparse.Namespace, hyps: dict[str, str], lines: int
 def _analyse_command(args: argparse.Namespace) -> int:
     from phenomt.systems import analysis
 
+    if args.words_only and args.scores:
+        args.systems_parser.error("--scores: their statistics make the length buckets and "
+                                  "examples, which --words-only leaves out")
     references, sources, hypotheses = _read_outputs(args)
     names = list(hypotheses)
     tokenize = args.tokenize or default_tokenizer(args.target_lang)
@@ -211,7 +214,8 @@ def _analyse_command(args: argparse.Namespace) -> int:
             parse_note=f"UDPipe {what} of the reference, model {args.udpipe_model}"
             if args.udpipe_model else f"UDPipe {what} of the reference",
             scored=_score_records(args, dict(args.hyp), len(references)),
-            hypothesis_tokens=_hyp_tokens(args, dict(args.hyp), len(references)))
+            hypothesis_tokens=_hyp_tokens(args, dict(args.hyp), len(references)),
+            words_only=args.words_only)
     except InputError:
         raise
     except ValueError as err:
@@ -225,9 +229,13 @@ def _analyse_command(args: argparse.Namespace) -> int:
 def _analysis_merge_command(args: argparse.Namespace) -> int:
     from phenomt.systems import analysis
 
+    _refuse_repeats(args, "--record", "system", [name for name, _ in args.record])
     records = {name: _analysis_record(path) for name, path in args.record}
+    references, sources, hypotheses = _read_outputs(args, warn=False)
     try:
-        record = analysis.merge_records(records, args.systems)
+        record = analysis.merge_records(
+            records, args.systems, hypotheses=hypotheses, references=references,
+            sources=sources, scored=_score_records(args, dict(args.hyp), len(references)))
     except ValueError as err:
         args.systems_parser.error(str(err))
     write_json(args.output, record)
@@ -640,19 +648,32 @@ def register_cli(tree) -> None:
                    metavar="SYSTEM=FILE",
                    help="systems' word tokens (`systems redundancy --tokens-out`): with "
                         "--ref-conllu, read instead of tokenizing the outputs again")
+    p.add_argument("--words-only", action="store_true",
+                   help="only the sections of the words (frequency and POS buckets, n-grams): "
+                        "`systems analysis-merge` adds the length buckets and examples from "
+                        "the score records")
     p.add_argument("--samples", type=positive_int, default=1000)
     p.add_argument("--seed", type=positive_int, default=scores.DEFAULT_SEED)
     p.add_argument("--output", required=True)
     p.set_defaults(systems_parser=p)
 
     p = tree.add("systems analysis-merge", "The test set's analysis of every system from the "
-                 "analyses of each system against the baseline (`systems analyse` of the two)",
+                 "analyses of each system against the baseline (`systems analyse` of the two), "
+                 "with BLEU by sentence length and the examples of all systems",
                  _analysis_merge_command)
     p.add_argument("--systems", nargs="+", required=True, metavar="SYSTEM",
                    help="every system of the test set, the baseline among them, in the order "
                         "of the tables")
     p.add_argument("--record", nargs="+", action="extend", required=True, type=named_file,
                    metavar="SYSTEM=FILE", help="each system's analysis against the baseline")
+    p.add_argument("--hyp", nargs="+", action="extend", required=True, type=named_file,
+                   metavar="SYSTEM=FILE", help="every system's output")
+    p.add_argument("--ref", required=True)
+    p.add_argument("--src", required=True)
+    p.add_argument("--scores", nargs="+", action="extend", default=[], type=named_file,
+                   metavar="SYSTEM=FILE",
+                   help="systems' `systems score` records: their BLEU and chrF sentence "
+                        "statistics are used where computed as here, not computed again")
     p.add_argument("--output", required=True)
     p.set_defaults(systems_parser=p)
 
