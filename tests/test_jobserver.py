@@ -4,6 +4,7 @@ whose client is gone stops; without a server the command runs in the client."""
 
 from __future__ import annotations
 
+import ast
 import os
 import signal
 import subprocess
@@ -82,7 +83,12 @@ import os, sys, time
 from pathlib import Path
 from phenomt.core import jobserver
 
+WARMED = []
+
 def run(argv):
+    if argv[0] == "warmed":
+        print(WARMED, os.getpid())
+        return 0
     if argv[0] == "echo":
         sys.stdout.write(sys.stdin.read().upper())
         return 0
@@ -91,7 +97,7 @@ def run(argv):
     return 3
 
 jobserver.serve(sys.argv[1], run, preload=(), ready=lambda: print("listening", flush=True),
-                owner=sys.stdin.fileno())
+                owner=sys.stdin.fileno(), warm=lambda: WARMED.append(os.getpid()))
 """
 CLIENT = ("import sys; from phenomt.core import jobserver; "
           "sys.exit(jobserver.delegate(sys.argv[1], sys.argv[2:]))")
@@ -112,6 +118,29 @@ def test_the_job_reads_the_clients_standard_input(sleeper, tmp_path):
     done = subprocess.run([sys.executable, "-c", CLIENT, sleeper, "echo"], input="words\n",
                           capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout) == (0, "WORDS\n")
+
+
+def test_what_the_server_warms_before_forking_every_job_shares(sleeper):
+    jobs = [subprocess.run([sys.executable, "-c", CLIENT, sleeper, "warmed"],
+                           capture_output=True, text=True, timeout=60) for _ in range(2)]
+    (warmed, first), (again, second) = (job.stdout.rsplit(" ", 1) for job in jobs)
+    # loaded once, in the server's own process, before the jobs were forked from it
+    [server_pid] = ast.literal_eval(warmed)
+    assert warmed == again and str(server_pid) not in (first.strip(), second.strip())
+
+
+def test_the_servers_wordfreq_tables_are_the_ones_the_analyses_load():
+    import wordfreq
+
+    from phenomt.jobs import warm_wordfreq
+    from phenomt.systems.analysis import wordfreq_table
+
+    wordfreq.get_frequency_dict.cache_clear()
+    warm_wordfreq(["de", "xx"])  # a language without a list is left to the analysis
+    assert wordfreq.get_frequency_dict.cache_info().currsize == 1
+    before = wordfreq.get_frequency_dict.cache_info().hits
+    assert wordfreq_table("de") is wordfreq_table("de")
+    assert wordfreq.get_frequency_dict.cache_info().hits == before + 2
 
 
 def _job(socket: str, cwd: Path, seconds: float = 600) -> tuple[subprocess.Popen, int]:

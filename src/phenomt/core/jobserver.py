@@ -125,12 +125,13 @@ def _forwarder(pid: int, forwarded: list[int]) -> Callable:
 # --------------------------------------------------------------------------- server
 
 def serve(path: str, run: Callable[[list[str]], int], preload: Sequence[str] = PRELOAD,
-          ready: Callable[[], None] | None = None, owner: int | None = None) -> None:
+          ready: Callable[[], None] | None = None, owner: int | None = None,
+          warm: Callable[[], None] | None = None) -> None:
     """Listen at ``path`` and run each request's command with ``run`` (``phenomt``'s command
     line) in a forked child, until SIGTERM or, given ``owner`` (the read end of a pipe whose
     write end the process that started the server holds), until that process is gone. The
-    socket exists (and ``ready`` is called) before the modules of ``preload`` are imported:
-    jobs that come early wait in the backlog."""
+    socket exists (and ``ready`` is called) before the modules of ``preload`` are imported
+    and ``warm`` loads what the jobs share: jobs that come early wait in the backlog."""
     import select
 
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -139,6 +140,8 @@ def serve(path: str, run: Callable[[list[str]], int], preload: Sequence[str] = P
     if ready is not None:
         ready()
     _preload(preload)
+    if warm is not None:
+        warm()
     # children are reaped by the kernel; Ctrl-C belongs to Snakemake, which stops the jobs
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -252,8 +255,10 @@ def _finish(conn: socket.socket, status: int) -> None:
 
 
 @contextmanager
-def running(log: Path, env: dict[str, str]) -> Iterator[dict[str, str]]:
-    """A job server for the duration of the block, its own errors written to ``log``:
+def running(log: Path, env: dict[str, str],
+            server_args: Sequence[str] = ()) -> Iterator[dict[str, str]]:
+    """A job server for the duration of the block (``server_args`` added to its command
+    line), its own errors written to ``log``:
     ``env`` with the variable that sends the jobs' commands to it (``env`` itself if the
     server did not start; the jobs then run as their own processes). At the end the server
     and any job still running in it are stopped."""
@@ -268,7 +273,7 @@ def running(log: Path, env: dict[str, str]) -> Iterator[dict[str, str]]:
     with open(log, "w", encoding="utf-8") as errors:
         # its standard input is a pipe this process holds open: if this process is killed
         # outright, the server sees the pipe's end and stops
-        server = subprocess.Popen([sys.executable, "-m", SERVER_MODULE, path],
+        server = subprocess.Popen([sys.executable, "-m", SERVER_MODULE, path, *server_args],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=errors, env=env, text=True,
                                   start_new_session=True)

@@ -144,9 +144,7 @@ def wordfreq_frequencies(lang: str) -> Frequencies:
         raise ValueError(f"wordfreq has no word list for {lang!r}: give a training corpus "
                          "of the target language (--freq-corpus)")
     cache: dict[str, float] = {}
-    # wordfreq's own call (its cache is keyed by the arguments): the table is loaded once
-    table = (wordfreq.get_frequency_dict(lang, "best")
-             if wordfreq.get_language_info(lang)["tokenizer"] == "regex" else None)
+    table = wordfreq_table(lang)
 
     def zipf(word: str) -> float:
         if word not in cache:
@@ -157,6 +155,18 @@ def wordfreq_frequencies(lang: str) -> Frequencies:
     return Frequencies(f"Zipf frequency in wordfreq {metadata.version('wordfreq')}'s {lang} "
                        "list (log10 per billion words; 0 where it lacks the word)",
                        zipf, ZIPF_CUTOFFS)
+
+
+def wordfreq_table(lang: str) -> Mapping[str, float] | None:
+    """wordfreq's frequency table of ``lang`` where its words are looked up directly (a
+    language its regex tokenizer splits), else None. wordfreq caches the table by these
+    arguments: a job server that calls this before it forks hands the loaded table to every
+    analysis (about 0.5 s each)."""
+    import wordfreq
+
+    if wordfreq.get_language_info(lang)["tokenizer"] != "regex":
+        return None
+    return wordfreq.get_frequency_dict(lang, "best")
 
 
 #: Words that wordfreq's regex tokenizer keeps whole and its normalisation (NFC, case

@@ -133,6 +133,21 @@ def _analysis_record(path: str) -> dict:
     return record
 
 
+def _add_scores_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--scores", nargs="+", action="extend", default=[], type=named_file,
+                   metavar="SYSTEM=FILE",
+                   help="systems' `systems score` records: their BLEU and chrF sentence "
+                        "statistics are used where computed as here, not computed again")
+
+
+def _add_texts(p: argparse.ArgumentParser) -> None:
+    """Every system's output, the reference and the source of one test set."""
+    p.add_argument("--hyp", nargs="+", action="extend", required=True, type=named_file,
+                   metavar="SYSTEM=FILE", help="every system's output")
+    p.add_argument("--ref", required=True)
+    p.add_argument("--src", required=True)
+
+
 def _refuse_repeats(args: argparse.Namespace, option: str, what: str,
                     names: list[str]) -> None:
     """A usage error when ``option`` names one ``what`` twice."""
@@ -640,10 +655,7 @@ def register_cli(tree) -> None:
     p.add_argument("--freq-corpus", metavar="FILE",
                    help="target-language training text whose word counts make the frequency "
                         "buckets (default: the wordfreq list of the language)")
-    p.add_argument("--scores", nargs="+", action="extend", default=[], type=named_file,
-                   metavar="SYSTEM=FILE",
-                   help="systems' `systems score` records: their BLEU and chrF sentence "
-                        "statistics are used where computed as here, not computed again")
+    _add_scores_option(p)
     p.add_argument("--hyp-tokens", nargs="+", action="extend", default=[], type=named_file,
                    metavar="SYSTEM=FILE",
                    help="systems' word tokens (`systems redundancy --tokens-out`): with "
@@ -666,14 +678,8 @@ def register_cli(tree) -> None:
                         "of the tables")
     p.add_argument("--record", nargs="+", action="extend", required=True, type=named_file,
                    metavar="SYSTEM=FILE", help="each system's analysis against the baseline")
-    p.add_argument("--hyp", nargs="+", action="extend", required=True, type=named_file,
-                   metavar="SYSTEM=FILE", help="every system's output")
-    p.add_argument("--ref", required=True)
-    p.add_argument("--src", required=True)
-    p.add_argument("--scores", nargs="+", action="extend", default=[], type=named_file,
-                   metavar="SYSTEM=FILE",
-                   help="systems' `systems score` records: their BLEU and chrF sentence "
-                        "statistics are used where computed as here, not computed again")
+    _add_texts(p)
+    _add_scores_option(p)
     p.add_argument("--output", required=True)
     p.set_defaults(systems_parser=p)
 
@@ -681,10 +687,7 @@ def register_cli(tree) -> None:
                  "bucket, example and LTCR cells (source, reference, every output, the phenomenon "
                  "marked), for the report's drill-down", _sentences_command)
     p.add_argument("--testset", required=True)
-    p.add_argument("--hyp", nargs="+", action="extend", required=True, type=named_file,
-                   metavar="SYSTEM=FILE", help="every system's output")
-    p.add_argument("--ref", required=True)
-    p.add_argument("--src", required=True)
+    _add_texts(p)
     p.add_argument("--set", nargs="+", action="extend", default=[], type=named_file,
                    metavar="NAME=PREFIX",
                    help="a challenge set: its PREFIX.ids and PREFIX.src_marked files")
