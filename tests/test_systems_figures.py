@@ -115,6 +115,34 @@ def test_buckets_draw_each_systems_difference_with_a_zero_line():
     assert len(fig.axes) == 2  # no parse: no POS panel
 
 
+def test_an_interval_that_misses_its_value_is_drawn_from_the_value_to_its_far_end():
+    # A perfect system's bucket BLEU: the point 100.00000000000004, its resamples'
+    # 99.99999999999994 (sacreBLEU's sums against numpy's); and a skewed interval.
+    from phenomt.systems import analysis
+    from tests.test_analysis import _test_set
+
+    refs, hyps = _test_set(40)
+    record = analysis.analysis_record(
+        testset="toy", hypotheses=hyps, references=refs, sources=refs, baseline="bad",
+        target_lang="en", tokenize="13a",
+        frequencies=analysis.corpus_frequencies(["the cat sees today"] * 20, "13a", "toy"),
+        samples=100, seed=1)
+    cells = [bucket["systems"]["good"] for bucket in record["length"]["buckets"]]
+    cell = next(c for c in cells if c["difference"] is not None)
+    cell["difference"], cell["difference_ci"] = -100.00000000000004, [-99.99999999999994] * 2
+    fig = figures.draw_buckets(record)
+    try:
+        bars = fig.axes[1].containers[0]
+        lows, highs = (line.get_ydata() for line in bars.lines[1])
+        assert -100.00000000000004 in lows and -99.99999999999994 in highs
+    finally:
+        close_figure(fig)
+    from phenomt.core.figures import error_lengths
+
+    assert error_lengths(5.0, 6.0, 9.0) == (0.0, 4.0)  # skewed: from the value to 9
+    assert error_lengths(5.0, 4.0, 7.5) == (1.0, 2.5)
+
+
 def test_buckets_draw_a_pos_panel_when_the_record_has_pos_buckets():
     from phenomt.core.conllu import parse_conllu
     from phenomt.systems import analysis

@@ -118,7 +118,15 @@ class Score:
         from the value to its far end; no interval gives (0, 0)."""
         if not self.has_interval:
             return 0.0, 0.0
-        return max(0.0, self.value - self.low), max(0.0, self.high - self.value)
+        return error_lengths(self.value, self.low, self.high)
+
+
+def error_lengths(value: float, low: float, high: float) -> tuple[float, float]:
+    """Error-bar lengths of an interval below and above its value, never negative: a
+    percentile interval can miss its value by rounding (the point BLEU and the resamples'
+    batch BLEU differ in the last digits) or by skew, and matplotlib refuses negative
+    lengths; such an interval is drawn from the value to its far end."""
+    return max(0.0, value - low), max(0.0, high - value)
 
 
 def parse_number(cell: str | None) -> float | None:

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from phenomt.core.figures import (
+    error_lengths,
     parse_score,
     pyplot,
     read_table,
@@ -165,8 +166,8 @@ def draw_challenge_sets(records: Sequence[Mapping], kinds: Mapping[str, str | No
             low, high = entry["difference_ci"]
             colour = KIND_COLOURS.get(kinds.get(record["system"]) or "", OTHER_COLOUR)
             decided = bool(entry.get("below") or entry.get("above"))
-            ax.errorbar([entry["difference"]], [y],
-                        xerr=[[entry["difference"] - low], [high - entry["difference"]]],
+            below, above = error_lengths(entry["difference"], low, high)
+            ax.errorbar([entry["difference"]], [y], xerr=[[below], [above]],
                         fmt="o", ms=4.5, capsize=2, elinewidth=0.9, color=colour,
                         markerfacecolor=colour if decided else "white")
         ax.axvline(0.0, color="0.3", linewidth=0.8)
@@ -217,8 +218,9 @@ def draw_buckets(record: Mapping, path: str | os.PathLike[str] = "record") -> Fi
                     continue
                 xs.append(x - 0.35 + width * (k + 0.5))
                 ys.append(cell["difference"])
-                low.append(cell["difference"] - cell["difference_ci"][0])
-                high.append(cell["difference_ci"][1] - cell["difference"])
+                below, above = error_lengths(cell["difference"], *cell["difference_ci"])
+                low.append(below)
+                high.append(above)
             ax.errorbar(xs, ys, yerr=[low, high], fmt="o", ms=3.5, capsize=2,
                         elinewidth=0.8, color=f"C{k % 10}", label=system)
         ax.axhline(0.0, color="0.3", linewidth=0.8)
