@@ -89,16 +89,21 @@ def test_commands_write_png_and_svg(tmp_path):
     assert (tmp_path / "r.svg").read_bytes() == first  # byte-stable
 
 
-def test_buckets_draw_each_systems_difference_with_a_zero_line():
+def _toy_record() -> dict:
+    """An analysis of 40 toy sentences ("bad" the baseline, "good" and "same")."""
     from phenomt.systems import analysis
     from tests.test_analysis import _test_set
 
     refs, hyps = _test_set(40)
-    record = analysis.analysis_record(
+    return analysis.analysis_record(
         testset="toy", hypotheses=hyps, references=refs, sources=refs, baseline="bad",
         target_lang="en", tokenize="13a",
         frequencies=analysis.corpus_frequencies(["the cat sees today"] * 20, "13a", "toy"),
         samples=100, seed=1)
+
+
+def test_buckets_draw_each_systems_difference_with_a_zero_line():
+    record = _toy_record()
     fig = figures.draw_buckets(record)
     try:
         top, bottom = fig.axes[:2]
@@ -118,15 +123,7 @@ def test_buckets_draw_each_systems_difference_with_a_zero_line():
 def test_an_interval_that_misses_its_value_is_drawn_from_the_value_to_its_far_end():
     # A perfect system's bucket BLEU: the point 100.00000000000004, its resamples'
     # 99.99999999999994 (sacreBLEU's sums against numpy's); and a skewed interval.
-    from phenomt.systems import analysis
-    from tests.test_analysis import _test_set
-
-    refs, hyps = _test_set(40)
-    record = analysis.analysis_record(
-        testset="toy", hypotheses=hyps, references=refs, sources=refs, baseline="bad",
-        target_lang="en", tokenize="13a",
-        frequencies=analysis.corpus_frequencies(["the cat sees today"] * 20, "13a", "toy"),
-        samples=100, seed=1)
+    record = _toy_record()
     cells = [bucket["systems"]["good"] for bucket in record["length"]["buckets"]]
     cell = next(c for c in cells if c["difference"] is not None)
     cell["difference"], cell["difference_ci"] = -100.00000000000004, [-99.99999999999994] * 2

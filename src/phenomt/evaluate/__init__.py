@@ -543,7 +543,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.verbose:
         print("running:", shlex.join(cmd), file=sys.stderr)
     if args.job_server:
-        warm = [f"--wordfreq={lang}" for lang in prepared["plan"].systems.wordfreq_languages()]
+        warm = [f"--wordfreq={lang}" for lang in plan.systems.wordfreq_languages()]
         with jobserver.running(outdir / JOBSERVER_LOG, _child_env(), warm) as env:
             result = snakerun.run(cmd, log, env=env, verbose=args.verbose)
     else:
