@@ -184,16 +184,11 @@ def test_freq_corpus_is_a_download_of_the_generated_config(tmp_path):
         plan.systems.analysis_pair_args("t.de-en", "other")
     assert "resources/downloads/t.de-en.freq" in plan.systems.analysis_pair_inputs(
         "t.de-en", "other")
-    assert plan.systems.wordfreq_languages() == []  # the job server loads no list
     # without it, wordfreq's list: no frequency file among the inputs
     plain = Plan(load_config_dict(evaluate_config(_request(
         tmp_path, hyps=(("mine", tmp_path / "h.en"), ("other", tmp_path / "h.en"))))))
     assert "--freq-corpus" not in plain.systems.analysis_pair_args("t.de-en", "other")
     assert plain.systems.analysis_testsets == ["t.de-en"]
-    assert plain.systems.wordfreq_languages() == ["en"]
-    # one system: no analysis, no list
-    alone = Plan(load_config_dict(evaluate_config(_request(tmp_path))))
-    assert alone.systems.wordfreq_languages() == []
 
 
 def test_the_pos_buckets_tag_a_reference_that_no_challenge_set_parses(tmp_path):

@@ -14,18 +14,27 @@ from pathlib import Path
 
 import pytest
 
-from phenomt.core import jobserver
+from phenomt.core import jobclient, jobserver
 
 PHENOMT = str(Path(sys.executable).with_name("phenomt"))
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory) -> dict[str, str]:
-    log = tmp_path_factory.mktemp("server") / "jobserver.log"
-    with jobserver.running(log, dict(os.environ)) as env:
-        assert jobserver.SOCKET_ENV in env, log.read_text("utf-8")
-        yield env
-    assert not Path(env[jobserver.SOCKET_ENV]).parent.exists()  # its folder is removed
+    kept = tmp_path_factory.mktemp("server") / "jobserver.log"
+    with jobserver.running(dict(os.environ)) as served:
+        assert served.ready(), served.log.read_text("utf-8")
+        served.keep_log = kept
+        yield served.env
+    assert not Path(served.env[jobserver.SOCKET_ENV]).parent.exists()  # its folder is removed
+    assert kept.read_text("utf-8") == ""  # its own errors, moved out of that folder
+
+
+def test_a_server_stopped_without_a_place_for_its_log_leaves_nothing(tmp_path):
+    with jobserver.running(dict(os.environ)) as served:
+        folder = Path(served.env[jobserver.SOCKET_ENV]).parent
+        assert served.log.parent == folder
+    assert not folder.exists()
 
 
 def _phenomt(cwd: Path, env: dict[str, str], *args: str, **kwargs
@@ -63,13 +72,13 @@ def test_the_job_reads_the_clients_environment(server, tmp_path):
 
 
 def test_the_server_runs_the_job(server, capfd):
-    status = jobserver.delegate(server[jobserver.SOCKET_ENV], ["--version"])
+    status = jobclient.delegate(server[jobserver.SOCKET_ENV], ["--version"])
     assert status == 0
     assert capfd.readouterr().out.startswith("phenomt ")
 
 
 def test_without_a_server_the_command_runs_in_the_client(tmp_path):
-    assert jobserver.delegate(str(tmp_path / "no-socket"), ["--version"]) is None
+    assert jobclient.delegate(str(tmp_path / "no-socket"), ["--version"]) is None
     env = {**os.environ, jobserver.SOCKET_ENV: str(tmp_path / "no-socket")}
     done = _phenomt(tmp_path, env, "--version")
     assert done.returncode == 0 and done.stdout.startswith("phenomt ")
@@ -81,7 +90,7 @@ def test_without_a_server_the_command_runs_in_the_client(tmp_path):
 SLEEPER = """
 import os, sys, time
 from pathlib import Path
-from phenomt.core import jobserver
+from phenomt.core import jobclient, jobserver
 
 WARMED = []
 
@@ -96,22 +105,50 @@ def run(argv):
     time.sleep(float(argv[1]))
     return 3
 
-jobserver.serve(sys.argv[1], run, preload=(), ready=lambda: print("listening", flush=True),
-                owner=sys.stdin.fileno(), warm=lambda: WARMED.append(os.getpid()))
+def slow():
+    time.sleep(float(sys.argv[2]))
+    WARMED.append("slow")
+
+jobserver.serve(sys.argv[1], run, preload=[slow, lambda: WARMED.append(os.getpid())],
+                ready=lambda: print("listening", flush=True), owner=sys.stdin.fileno(),
+                warmed=lambda: print("warm", flush=True))
 """
-CLIENT = ("import sys; from phenomt.core import jobserver; "
-          "sys.exit(jobserver.delegate(sys.argv[1], sys.argv[2:]))")
+CLIENT = ("import sys; from phenomt.core import jobclient; "
+          "sys.exit(jobclient.delegate(sys.argv[1], sys.argv[2:]))")
+
+
+def _sleeper(path: str, slow_s: float) -> subprocess.Popen:
+    server = subprocess.Popen([sys.executable, "-c", SLEEPER, path, str(slow_s)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                              start_new_session=True)
+    assert server.stdout.readline() == "listening\n"
+    return server
 
 
 @pytest.fixture
 def sleeper(tmp_path):
     path = str(tmp_path / "socket")
-    server = subprocess.Popen([sys.executable, "-c", SLEEPER, path], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True, start_new_session=True)
-    assert server.stdout.readline() == "listening\n"
+    server = _sleeper(path, 0)
+    assert server.stdout.readline() == "warm\n"
     yield path
     server.stdin.close()
     jobserver._stop(server)
+
+
+def test_a_job_that_comes_while_the_server_warms_up_is_served_after_that_step(tmp_path):
+    path = str(tmp_path / "socket")
+    server = _sleeper(path, 3)  # its first step takes 3 s
+    try:
+        early = subprocess.run([sys.executable, "-c", CLIENT, path, "warmed"],
+                               capture_output=True, text=True, timeout=60)
+        assert early.stdout.startswith("['slow'] ")  # forked before the next step
+        assert server.stdout.readline() == "warm\n"
+        late = subprocess.run([sys.executable, "-c", CLIENT, path, "warmed"],
+                              capture_output=True, text=True, timeout=60)
+        assert late.stdout.startswith(f"['slow', {server.pid}] ")
+    finally:
+        server.stdin.close()
+        jobserver._stop(server)
 
 
 def test_the_job_reads_the_clients_standard_input(sleeper, tmp_path):
@@ -125,7 +162,7 @@ def test_what_the_server_warms_before_forking_every_job_shares(sleeper):
                            capture_output=True, text=True, timeout=60) for _ in range(2)]
     (warmed, first), (again, second) = (job.stdout.rsplit(" ", 1) for job in jobs)
     # loaded once, in the server's own process, before the jobs were forked from it
-    [server_pid] = ast.literal_eval(warmed)
+    [_slow, server_pid] = ast.literal_eval(warmed)
     assert warmed == again and str(server_pid) not in (first.strip(), second.strip())
 
 
@@ -201,8 +238,8 @@ def test_the_server_stops_when_its_owner_is_gone(tmp_path):
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                               start_new_session=True)
     assert server.stdout.readline() == "listening\n"
-    assert jobserver.delegate(str(path), ["--version"]) == 0  # serving
+    assert jobclient.delegate(str(path), ["--version"]) == 0  # serving
     server.stdin.close()
     assert server.wait(timeout=60) == 0
     assert not path.exists()
-    assert jobserver.delegate(str(path), ["--version"]) is None
+    assert jobclient.delegate(str(path), ["--version"]) is None

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from phenomt.cli import CommandTree
 from phenomt.core import parse
+from phenomt.core.cliargs import CommandTree
 from phenomt.core.conllu import read_conllu
 from phenomt.core.io import InputError
 from phenomt.core.linelimit import MAX_TOKENS

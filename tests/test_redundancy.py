@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from phenomt.cli import CommandTree
+from phenomt.core.cliargs import CommandTree
 from phenomt.core.io import InputError
 from phenomt.core.metrics.redundancy import (
     Annotation,

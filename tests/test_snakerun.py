@@ -146,3 +146,31 @@ def test_the_launcher_runs_snakemakes_command_line():
                           timeout=120)
     assert done.returncode == 0
     assert done.stdout.strip() == importlib.metadata.version("snakemake")
+
+
+def test_a_snakemake_started_ahead_runs_the_command_line_it_is_handed_later(tmp_path):
+    with snakerun.Ahead() as ahead:
+        waiting = ahead.process
+        result = snakerun.run(snakerun.command("--version"), tmp_path / "s.log",
+                              stream=io.StringIO(), ahead=ahead)
+    assert result.returncode == 0
+    assert waiting.args == snakerun.command(snakerun.AHEAD)  # the process started ahead ran it
+    assert (tmp_path / "s.log").read_text("utf-8").strip() == \
+        importlib.metadata.version("snakemake")
+
+
+def test_a_snakemake_started_ahead_and_never_handed_a_command_line_does_nothing(tmp_path):
+    ahead = snakerun.Ahead()
+    waiting = ahead.process
+    ahead.close()
+    assert waiting.returncode == 0
+    assert ahead.process is None
+
+
+def test_a_command_that_is_not_snakemakes_runs_in_a_process_of_its_own(tmp_path):
+    with snakerun.Ahead() as ahead:
+        waiting = ahead.process
+        result = snakerun.run([sys.executable, "-c", "print('other')"], tmp_path / "s.log",
+                              stream=io.StringIO(), ahead=ahead)
+    assert result.returncode == 0 and waiting.returncode == 0  # closed unused
+    assert (tmp_path / "s.log").read_text("utf-8") == "other\n"

@@ -7,16 +7,16 @@ their group parser through :class:`phenomt.core.cliargs.CommandTree`.
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import os
 import sys
 from collections.abc import Sequence
 
-from phenomt import __version__
-from phenomt.core import jobserver
-from phenomt.core.cliargs import CommandTree
-from phenomt.core.io import InputError
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (10 ms per job)
+if TYPE_CHECKING:
+    import argparse
+
+# Only what a job's process needs to hand its command to the job server is imported here;
+# the command line itself is imported by `run` (a job run by the server never builds it).
 
 # Command group -> modules that register its commands (`phenomt <group> <command>`). Only
 # the modules of the invoked group are
@@ -71,6 +71,12 @@ COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(m for ms in COMMANDS.valu
 
 
 def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
+    import argparse
+    import importlib
+
+    from phenomt import __version__
+    from phenomt.core.cliargs import CommandTree
+
     parser = argparse.ArgumentParser(
         prog="phenomt", description="phenomt: phenomenon-level evaluation of machine translation")
     parser.add_argument("--version", action="version", version=f"phenomt {__version__}")
@@ -89,10 +95,12 @@ def modules_for(argv: Sequence[str]) -> Sequence[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """``phenomt``: the command runs in a fork of the run's job server where one is given
     (:mod:`phenomt.core.jobserver`, for the jobs of ``phenomt evaluate``), else here."""
+    from phenomt.core import jobclient
+
     argv = list(sys.argv[1:] if argv is None else argv)
-    server = os.environ.get(jobserver.SOCKET_ENV)
+    server = os.environ.get(jobclient.SOCKET_ENV)
     if server:
-        status = jobserver.delegate(server, argv)
+        status = jobclient.delegate(server, argv)
         if status is not None:
             return status
     return run(argv)
@@ -100,6 +108,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run(argv: Sequence[str]) -> int:
     """Parse ``argv`` and run its command in this process."""
+    from phenomt.core.io import InputError
+
     argv = list(argv)
     args = build_parser(modules_for(argv)).parse_args(argv)
     try:

@@ -1,18 +1,21 @@
 """``python -m phenomt.jobs SOCKET [--wordfreq LANG]...``: the job server of ``phenomt
 evaluate`` (:mod:`phenomt.core.jobserver`) bound to the ``phenomt`` commands. It prints one
-line when it listens and serves until SIGTERM or the end of its standard input. Each
-``--wordfreq`` language's frequency table is loaded before the first fork, so that the
-analyses share it instead of each loading it."""
+line when it listens and serves until SIGTERM or the end of its standard input. Between
+requests it imports what the commands use and loads each ``--wordfreq`` language's frequency
+table (after the analysis module), so that the jobs forked later share them."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from phenomt.cli import COMMAND_MODULES, run
 from phenomt.core.jobserver import PRELOAD, serve
+
+#: The step after which the server loads the wordfreq tables (the module that reads them).
+WORDFREQ_AFTER = "phenomt.systems.analysis"
 
 
 def warm_wordfreq(languages: Sequence[str]) -> None:
@@ -27,6 +30,17 @@ def warm_wordfreq(languages: Sequence[str]) -> None:
             wordfreq_table(lang)
 
 
+def preload(languages: Sequence[str]) -> list[str | Callable[[], None]]:
+    """The server's steps: :data:`PRELOAD`, the wordfreq tables of ``languages`` right
+    after the analysis module, then the other command modules."""
+    steps: list[str | Callable[[], None]] = []
+    for module in dict.fromkeys((*PRELOAD, *COMMAND_MODULES)):
+        steps.append(module)
+        if module == WORDFREQ_AFTER and languages:
+            steps.append(lambda: warm_wordfreq(languages))
+    return steps
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m phenomt.jobs")
     parser.add_argument("socket")
@@ -37,8 +51,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         print("listening", flush=True)
 
     try:
-        serve(args.socket, run, preload=(*PRELOAD, *COMMAND_MODULES), ready=ready,
-              owner=sys.stdin.fileno(), warm=lambda: warm_wordfreq(args.wordfreq))
+        serve(args.socket, run, preload=preload(args.wordfreq), ready=ready,
+              owner=sys.stdin.fileno())
     finally:
         Path(args.socket).unlink(missing_ok=True)
 

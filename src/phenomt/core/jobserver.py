@@ -16,7 +16,8 @@ are the same bytes either way.
 - Snakemake's ``benchmark:`` files measure a job's own process tree: under the server their
   wall time is the job's, their CPU and memory columns the client's only.
 
-Only the standard library is imported at module level: the client must stay light.
+The client is :mod:`phenomt.core.jobclient`, which every job's ``phenomt`` process imports
+and which therefore imports only a few modules of the standard library.
 """
 
 from __future__ import annotations
@@ -25,113 +26,49 @@ import json
 import os
 import signal
 import socket
-import struct
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-#: The environment variable naming the server's socket, set for the Snakemake run only.
-SOCKET_ENV = "PHENOMT_JOB_SERVER"
-#: What a server imports before it forks the first job: what the jobs of an ``evaluate``
-#: run import. A module that is not installed (an optional extra) is left out.
-PRELOAD = ("numpy", "sacrebleu", "sacremoses", "yaml", "pandas", "scipy.stats", "wordfreq",
-           "phenomt.core.figures", "phenomt.core.tables", "phenomt.core.text",
-           "phenomt.core.metrics.bleu", "phenomt.core.metrics.chrf",
-           "phenomt.systems.scores", "phenomt.systems.analysis", "phenomt.systems.tables",
-           "phenomt.systems.challenge", "phenomt.systems.sentences", "phenomt.ldd.extract",
-           "phenomt.ldd.score", "phenomt.ldd.tables")
+from phenomt.core.jobclient import HEADER, PID, SOCKET_ENV, STATUS, STREAMS, receive
+
+if TYPE_CHECKING:
+    import subprocess
+
+#: What a server imports for the jobs of an ``evaluate`` run, in the order its jobs first
+#: need them (the test set's preparation and tokenization, the scores, the analyses, then
+#: the tables and figures). A module that is not installed (an optional extra) is left out.
+PRELOAD = ("phenomt.core.fetch", "phenomt.core.corpus", "sacremoses", "phenomt.core.text",
+           "numpy", "sacrebleu", "phenomt.core.metrics.bleu", "phenomt.core.metrics.chrf",
+           "phenomt.systems.scores", "phenomt.systems.cli", "wordfreq",
+           "phenomt.systems.analysis", "scipy.stats", "yaml", "phenomt.systems.sentences",
+           "phenomt.systems.challenge", "phenomt.ldd.extract", "phenomt.ldd.score", "pandas",
+           "phenomt.core.tables", "phenomt.systems.tables", "phenomt.ldd.tables",
+           "phenomt.core.figures")
 #: The entry point that serves the ``phenomt`` commands (it binds :func:`serve` to the CLI,
 #: which this module must not import).
 SERVER_MODULE = "phenomt.jobs"
 
-#: Signals a client passes on to its job.
-FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
-_HEADER = struct.Struct("!I")
-_PID = struct.Struct("!q")
-_STATUS = struct.Struct("!i")
-_STREAMS = 3
-
-
-# --------------------------------------------------------------------------- client
-
-def delegate(path: str, argv: Sequence[str]) -> int | None:
-    """Run ``phenomt argv`` in a fork of the server at ``path``: its exit status, or None
-    when no server answers there (the caller runs the command itself)."""
-    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        client.connect(path)
-    except OSError:
-        client.close()
-        return None
-    with client:
-        streams = [fd for fd in range(_STREAMS) if _open(fd)]
-        request = json.dumps({"argv": list(argv), "cwd": os.getcwd(), "env": dict(os.environ),
-                              "umask": _umask(), "streams": streams}).encode("utf-8")
-        try:
-            socket.send_fds(client, [_HEADER.pack(len(request))], streams)
-            client.sendall(request)
-            pid = _PID.unpack(_receive(client, _PID.size))[0]
-        except (OSError, ValueError):
-            return None  # the server went away before it forked: nothing ran
-        forwarded: list[int] = []
-        for sig in FORWARDED:
-            signal.signal(sig, _forwarder(pid, forwarded))
-        try:
-            return _STATUS.unpack(_receive(client, _STATUS.size))[0]
-        except (OSError, ValueError):
-            # the child ended without a status: killed by a signal
-            if forwarded:
-                return 128 + forwarded[-1]
-            print(f"phenomt: the job's process {pid} ended without an exit status",
-                  file=sys.stderr)
-            return 1
-
-
-def _open(fd: int) -> bool:
-    try:
-        os.fstat(fd)
-    except OSError:
-        return False
-    return True
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def _receive(conn: socket.socket, size: int) -> bytes:
-    """Exactly ``size`` bytes; ValueError at an early end."""
-    data = b""
-    while len(data) < size:
-        chunk = conn.recv(size - len(data))
-        if not chunk:
-            raise ValueError("connection closed")
-        data += chunk
-    return data
-
-
-def _forwarder(pid: int, forwarded: list[int]) -> Callable:
-    def forward(sig: int, _frame: object) -> None:
-        forwarded.append(sig)
-        with suppress(ProcessLookupError):
-            os.kill(pid, sig)
-    return forward
-
 
 # --------------------------------------------------------------------------- server
 
-def serve(path: str, run: Callable[[list[str]], int], preload: Sequence[str] = PRELOAD,
+def serve(path: str, run: Callable[[list[str]], int],
+          preload: Sequence[str | Callable[[], None]] = PRELOAD,
           ready: Callable[[], None] | None = None, owner: int | None = None,
-          warm: Callable[[], None] | None = None) -> None:
+          warmed: Callable[[], None] | None = None) -> None:
     """Listen at ``path`` and run each request's command with ``run`` (``phenomt``'s command
     line) in a forked child, until SIGTERM or, given ``owner`` (the read end of a pipe whose
-    write end the process that started the server holds), until that process is gone. The
-    socket exists (and ``ready`` is called) before the modules of ``preload`` are imported
-    and ``warm`` loads what the jobs share: jobs that come early wait in the backlog."""
+    write end the process that started the server holds), until that process is gone.
+
+    The socket exists (and ``ready`` is called) first. The steps of ``preload`` (a module to
+    import, or a function that loads what the jobs share) then run one at a time whenever no
+    request waits, and ``warmed`` is called after the last: a job that comes early is forked
+    at the end of the step under way and imports what it still lacks itself, so a run's
+    first jobs never wait for the figures' modules they do not use."""
+    import gc
     import select
 
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -139,45 +76,47 @@ def serve(path: str, run: Callable[[list[str]], int], preload: Sequence[str] = P
     server.listen(64)
     if ready is not None:
         ready()
-    _preload(preload)
-    if warm is not None:
-        warm()
     # children are reaped by the kernel; Ctrl-C belongs to Snakemake, which stops the jobs
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _stop_serving)
-    import gc
-
-    gc.freeze()  # the preloaded objects stay shared with the children (no copy on write)
+    steps = list(preload)
+    if warmed is not None:
+        steps.append(warmed)
     watched = [server] if owner is None else [server, owner]
     while True:
-        readable, _, _ = select.select(watched, [], [])
+        readable, _, _ = select.select(watched, [], [], 0 if steps else None)
         if owner in readable and not os.read(owner, 1):
             return  # its owner is gone (killed outright): no server outlives it
-        if server not in readable:
-            continue
-        conn, _ = server.accept()
-        if os.fork() == 0:
-            server.close()
-            if owner is not None:
-                os.close(owner)
-            _child(conn, run)  # does not return
-        conn.close()
+        if server in readable:
+            conn, _ = server.accept()
+            if os.fork() == 0:
+                server.close()
+                if owner is not None:
+                    os.close(owner)
+                _child(conn, run)  # does not return
+            conn.close()
+        elif steps:
+            _load(steps.pop(0))
+            gc.freeze()  # what is loaded stays shared with the children (no copy on write)
 
 
 def _stop_serving(_sig: int, _frame: object) -> None:
     raise SystemExit(0)
 
 
-def _preload(modules: Sequence[str]) -> None:
+def _load(step: str | Callable[[], None]) -> None:
+    """One step of a server's preload: import a module (one that is not installed, an
+    optional extra, is left out), or call a function."""
     import importlib
 
-    for module in modules:
-        with suppress(ImportError):
-            importlib.import_module(module)
-    if "phenomt.core.figures" in sys.modules:
-        with suppress(ImportError):
-            sys.modules["phenomt.core.figures"].pyplot()
+    if not isinstance(step, str):
+        step()
+        return
+    with suppress(ImportError):
+        importlib.import_module(step)
+    if step == "phenomt.core.figures":
+        sys.modules[step].pyplot()
 
 
 def _child(conn: socket.socket, run: Callable[[list[str]], int]) -> None:
@@ -188,15 +127,15 @@ def _child(conn: socket.socket, run: Callable[[list[str]], int]) -> None:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        header, fds, _flags, _addr = socket.recv_fds(conn, _HEADER.size, _STREAMS)
-        request = json.loads(_receive(conn, _HEADER.unpack(header)[0]).decode("utf-8"))
+        header, fds, _flags, _addr = socket.recv_fds(conn, HEADER.size, STREAMS)
+        request = json.loads(receive(conn, HEADER.unpack(header)[0]).decode("utf-8"))
         _take_streams(fds, request["streams"])
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
         os.umask(request["umask"])
         sys.argv = ["phenomt", *request["argv"]]
-        conn.sendall(_PID.pack(os.getpid()))
+        conn.sendall(PID.pack(os.getpid()))
         threading.Thread(target=_watch, args=(conn,), daemon=True).start()
         status = _status(run, request["argv"])
     finally:
@@ -209,7 +148,7 @@ def _take_streams(fds: Sequence[int], targets: Sequence[int]) -> None:
     lowest free number): all are moved above them first."""
     import fcntl
 
-    moved = [fcntl.fcntl(fd, fcntl.F_DUPFD, _STREAMS) for fd in fds]
+    moved = [fcntl.fcntl(fd, fcntl.F_DUPFD, STREAMS) for fd in fds]
     for fd in fds:
         os.close(fd)
     for fd, target in zip(moved, targets, strict=True):
@@ -250,26 +189,46 @@ def _finish(conn: socket.socket, status: int) -> None:
         with suppress(OSError, ValueError):
             stream.flush()
     with suppress(OSError):
-        conn.sendall(_STATUS.pack(status))
+        conn.sendall(STATUS.pack(status))
     os._exit(status & 0xFF)
 
 
+class Served:
+    """A job server started by :func:`running`: ``env`` sends the jobs' commands to it."""
+
+    def __init__(self, env: dict[str, str], process: subprocess.Popen, log: Path) -> None:
+        self.env = env
+        self.log = log
+        #: Where the server's own errors are kept after it stops; None: they are dropped
+        #: (a run refused before it wrote anything).
+        self.keep_log: Path | None = None
+        self._process = process
+
+    def ready(self) -> bool:
+        """Wait until the server listens; False if it ended first (its jobs then run as
+        their own processes)."""
+        assert self._process.stdout is not None
+        if self._process.stdout.closed:
+            return True
+        listening = self._process.stdout.readline().strip() == "listening"
+        self._process.stdout.close()
+        return listening
+
+
 @contextmanager
-def running(log: Path, env: dict[str, str],
-            server_args: Sequence[str] = ()) -> Iterator[dict[str, str]]:
+def running(env: dict[str, str], server_args: Sequence[str] = ()) -> Iterator[Served]:
     """A job server for the duration of the block (``server_args`` added to its command
-    line), its own errors written to ``log``:
-    ``env`` with the variable that sends the jobs' commands to it (``env`` itself if the
-    server did not start; the jobs then run as their own processes). At the end the server
-    and any job still running in it are stopped."""
+    line): ``env`` with the variable that sends the jobs' commands to it. The server binds its
+    socket within a moment and warms up while the caller goes on (see :func:`serve`); a job
+    that starts before it listens runs as its own process. At the end the server and any job
+    still running in it are stopped, and its own errors are moved to ``keep_log`` if set."""
     import shutil
     import subprocess
     import tempfile
 
     # a folder only this user can enter: nobody else can send the server a command
-    folder = tempfile.mkdtemp(prefix="phenomt-jobs-")
-    path = os.path.join(folder, "socket")
-    log.parent.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="phenomt-jobs-"))
+    path, log = str(folder / "socket"), folder / "jobserver.log"
     with open(log, "w", encoding="utf-8") as errors:
         # its standard input is a pipe this process holds open: if this process is killed
         # outright, the server sees the pipe's end and stops
@@ -277,15 +236,24 @@ def running(log: Path, env: dict[str, str],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=errors, env=env, text=True,
                                   start_new_session=True)
+    served = Served(dict(env, **{SOCKET_ENV: path}), server, log)
     try:
-        assert server.stdout is not None and server.stdin is not None
-        ready = server.stdout.readline().strip() == "listening"
-        server.stdout.close()
-        yield dict(env, **{SOCKET_ENV: path}) if ready else env
+        yield served
     finally:
+        assert server.stdin is not None and server.stdout is not None
         server.stdin.close()
+        server.stdout.close()
         _stop(server)
+        if served.keep_log is not None:
+            _keep(log, served.keep_log)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _keep(log: Path, target: Path) -> None:
+    from phenomt.core.io import atomic_write
+
+    with atomic_write(target) as out:
+        out.write(log.read_text("utf-8", errors="replace"))
 
 
 def _stop(server) -> None:

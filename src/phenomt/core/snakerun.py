@@ -8,6 +8,8 @@ hundreds of lines in which a failure is hard to find. The log file keeps all of 
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
 import os
 import re
@@ -67,9 +69,77 @@ class RunResult:
     log: Path
 
 
+#: The argument of :func:`main` that makes it import Snakemake, then wait for its command
+#: line (a JSON list, one line on standard input).
+AHEAD = "--command-line-from-stdin"
+
+
+def _start(cmd: Sequence[str], env: dict[str, str] | None,
+           stdin: int | None = None) -> subprocess.Popen:
+    # A session of its own: the terminal's Ctrl-C reaches this process only, which passes it
+    # on once, so Snakemake is not signalled twice and its jobs are stopped by Snakemake.
+    return subprocess.Popen(list(cmd), stdin=stdin, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, env=env, text=True, errors="replace",
+                            start_new_session=True)
+
+
+class Ahead:
+    """A Snakemake process started before its command line is known: it imports Snakemake
+    (about 1 s) while the caller still checks its inputs, then :func:`run` hands it the
+    command line. Closed without one (a refused run, or the end of its ``with`` block), it
+    ends having done and written nothing."""
+
+    def __init__(self, env: dict[str, str] | None = None) -> None:
+        self.env = env
+        self.process: subprocess.Popen | None = _start(command(AHEAD), env, subprocess.PIPE)
+
+    def launch(self, cmd: Sequence[str]) -> subprocess.Popen:
+        """Run ``cmd`` (:func:`command`'s command line) in the waiting process, or in a new
+        one if that one is gone or ``cmd`` is another program."""
+        process, self.process = self.process, None
+        prefix = command()
+        if process is not None and list(cmd[:len(prefix)]) == prefix:
+            assert process.stdin is not None
+            try:
+                process.stdin.write(json.dumps(list(cmd[len(prefix):])) + "\n")
+                process.stdin.close()
+                return process
+            except OSError:  # it ended early (its error is in its output): start afresh
+                pass
+        if process is not None:
+            _close(process)
+        return _start(cmd, self.env)
+
+    def close(self) -> None:
+        if self.process is not None:
+            _close(self.process)
+            self.process = None
+
+    def __enter__(self) -> Ahead:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+def _close(process: subprocess.Popen) -> None:
+    """End a waiting process without a command line: the end of its input ends it."""
+    for stream in (process.stdin, process.stdout):
+        if stream is not None:
+            with contextlib.suppress(OSError):
+                stream.close()
+    try:
+        process.wait(timeout=STOP_GRACE_S)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def run(cmd: Sequence[str], log: Path, *, env: dict[str, str] | None = None,
-        verbose: bool = False, stream: TextIO | None = None) -> RunResult:
-    """Run ``cmd`` (a Snakemake command line) with its output written to ``log``.
+        verbose: bool = False, stream: TextIO | None = None,
+        ahead: Ahead | None = None) -> RunResult:
+    """Run ``cmd`` (a Snakemake command line) with its output written to ``log``; in the
+    process ``ahead`` started if given (with that process's environment, not ``env``).
 
     ``verbose`` copies every line to ``stream`` (stderr) as well; otherwise a terminal gets
     one progress line, redrawn in place, and anything else nothing until the end. Ctrl-C is
@@ -80,10 +150,7 @@ def run(cmd: Sequence[str], log: Path, *, env: dict[str, str] | None = None,
     log.parent.mkdir(parents=True, exist_ok=True)
     progress = Progress()
     out = open(log, "w", encoding="utf-8")  # noqa: SIM115 -- the reader closes it
-    # A session of its own: the terminal's Ctrl-C reaches this process only, which passes it
-    # on once, so Snakemake is not signalled twice and its jobs are stopped by Snakemake.
-    child = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             env=env, text=True, errors="replace", start_new_session=True)
+    child = ahead.launch(cmd) if ahead is not None else _start(cmd, env)
     reader = threading.Thread(target=_copy, args=(child.stdout, out, progress,
                                                   stream if verbose else None),
                               daemon=True)
@@ -215,7 +282,8 @@ def command(*args: str) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:
-    """Snakemake's own command line, whose process ends as soon as Snakemake is done.
+    """Snakemake's own command line, whose process ends as soon as Snakemake is done; with
+    the one argument :data:`AHEAD`, the command line comes from standard input (:class:`Ahead`).
 
     Snakemake 9 re-checks its job-rate limit (``--max-jobs-per-timespan``) on
     ``threading.Timer`` threads, which are not daemons: after the last job the interpreter
@@ -225,8 +293,18 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     """
     from snakemake.cli import main as snakemake_main
 
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv == [AHEAD]:
+        line = sys.stdin.readline()
+        if not line:
+            os._exit(0)  # no command line came: the run was refused
+        argv = json.loads(line)
+        # the jobs must not hold the caller's pipe
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.close(devnull)
     try:
-        snakemake_main(list(sys.argv[1:] if argv is None else argv))
+        snakemake_main(argv)
         status = 0
     except SystemExit as end:
         status = _exit_status(end.code)

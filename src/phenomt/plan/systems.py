@@ -564,12 +564,6 @@ class SystemsPlan(SectionPlan):
     def analysis_json(self, testset: str) -> str:
         return f"{self.dir(testset)}/analysis.json"
 
-    def wordfreq_languages(self) -> list[str]:
-        """The target languages whose wordfreq list makes some test set's frequency buckets
-        (those without a frequency corpus)."""
-        return sorted({self._langs(t)[1] for t in self.analysis_testsets
-                       if not self._freq_corpus(t)})
-
     def _freq_corpus(self, testset: str) -> list[str]:
         """The text whose word counts make the frequency buckets: the target side of
         ``freq_corpus`` or the file of ``freq_download``; none: wordfreq's list."""

@@ -439,14 +439,17 @@ def paired_statistics_test(stats_a: np.ndarray, stats_b: np.ndarray, *, samples:
                            confidence: float = CONFIDENCE, alpha: float = ALPHA) -> dict:
     """:func:`paired_redundancy_test` on the sentences' statistics (rows of continuous,
     discontinuous and denominator counts, as CRR/DRR records keep them)."""
+    if stats_a[:, 2].sum() == 0 or stats_b[:, 2].sum() == 0:
+        return dict.fromkeys(MEASURES)
+    # one draw of resamples and of swaps for the three measures (each as its own call's)
+    measures = {measure: measure_score(measure) for measure in MEASURES}
+    weights = resample.resample_weights(len(stats_a), samples, seed)
+    randomized = resample.paired_randomization_scores(stats_a, stats_b, measures,
+                                                      trials=trials, seed=seed)
     found: dict = {}
-    for measure in MEASURES:
-        if stats_a[:, 2].sum() == 0 or stats_b[:, 2].sum() == 0:
-            found[measure] = None
-            continue
-        compared = resample.paired_bootstrap(stats_a, stats_b, measure_score(measure),
-                                             samples=samples, seed=seed,
-                                             confidence=confidence)
+    for measure, score in measures.items():
+        compared = resample.paired_test(stats_a, stats_b, score, weights,
+                                        confidence=confidence)
         checked = intervals.checked_interval(
             compared.difference, compared.low, compared.high,
             bounds=intervals.DIFFERENCE_RANGE, samples=samples, confidence=confidence)
@@ -454,9 +457,7 @@ def paired_statistics_test(stats_a: np.ndarray, stats_b: np.ndarray, *, samples:
                           "difference_ci": [checked["ci_low"], checked["ci_high"]],
                           "difference_ci_contains_score": checked["ci_contains_score"],
                           "difference_ci_reason": checked["ci_reason"],
-                          "p_randomization": resample.paired_randomization(
-                              stats_a, stats_b, measure_score(measure), trials=trials,
-                              seed=seed),
+                          "p_randomization": randomized[measure],
                           "significant": compared.significant(alpha)}
     return found
 
