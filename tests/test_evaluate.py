@@ -490,3 +490,19 @@ def _ran(outdir: Path) -> list[str]:
     log = (outdir / "snakemake.log").read_text("utf-8").splitlines()
     return [line.split()[-1].rstrip(":") for line in log
             if line.startswith(("rule ", "localrule "))]
+
+
+def test_the_job_server_is_told_what_the_run_needs_before_any_check():
+    """Started before the inputs are checked, the server learns from the command line alone
+    which wordfreq list to load and whether the LDD sets' modules are needed."""
+    from phenomt.cli import build_parser
+    from phenomt.evaluate import _server_args
+
+    def parsed(*more: str):
+        return build_parser(["phenomt.evaluate"]).parse_args(
+            ["evaluate", "--src", "s", "--ref", "r", "--hyp", "a=h", "--outdir", "o", *more])
+
+    assert _server_args(parsed("--langs", "de-en")) == ["--wordfreq=en", "--ldd"]
+    assert _server_args(parsed("--langs", "de-en", "--no-ldd")) == ["--wordfreq=en"]
+    # no UDPipe model for Chinese: no LDD sets; a frequency corpus: no list
+    assert _server_args(parsed("--langs", "zh-en", "--freq-corpus", "f")) == []

@@ -45,6 +45,32 @@ def test_figures_are_byte_identical_for_the_same_table(tmp_path):
     assert b"<dc:date>" not in (tmp_path / "a.svg").read_bytes()
 
 
+def test_a_figure_is_cropped_as_savefigs_tight_box_crops_it(tmp_path):
+    """The box is laid out once for both formats (measured on the PNG's renderer); the PNG
+    is the bytes savefig's own ``bbox_inches="tight"`` writes, the SVG cuts nothing off that
+    box and adds at most a point or two of margin (its own renderer measures text at 72 dpi)."""
+    import re
+
+    from phenomt.core.figures import close_figure, save_figure
+    from phenomt.ldd.figures import draw_distance
+
+    fig = draw_distance(TABLE5)
+    save_figure(fig, [tmp_path / "a.png", tmp_path / "a.svg"])
+    fig.savefig(tmp_path / "t.png", format="png", metadata={"Software": None},
+                bbox_inches="tight")
+    fig.savefig(tmp_path / "t.svg", format="svg", metadata={"Date": None}, bbox_inches="tight")
+    close_figure(fig)
+    assert (tmp_path / "a.png").read_bytes() == (tmp_path / "t.png").read_bytes()
+
+    def size(name: str) -> tuple[float, float]:
+        head = (tmp_path / name).read_text("utf-8")[:1000]
+        width, height = re.search(r'width="([\d.]+)pt" height="([\d.]+)pt"', head).groups()
+        return float(width), float(height)
+
+    for ours, tight in zip(size("a.svg"), size("t.svg"), strict=True):
+        assert tight <= ours <= tight * 1.02
+
+
 def test_a_figure_path_must_name_its_format(tmp_path):
     from phenomt.core.figures import close_figure, save_figure
     from phenomt.core.io import InputError

@@ -78,3 +78,43 @@ def test_run_lock_refuses_a_second_holder_and_dies_with_its_process(tmp_path):
         except RunLockedError:
             assert time.monotonic() < deadline
             time.sleep(0.1)
+
+
+def test_json_records_put_each_list_of_numbers_on_one_line(tmp_path):
+    """Indented and key-sorted as json writes them, except that a list of numbers (a
+    sentence's statistics) takes one line; the same values read back."""
+    import json
+    import math
+
+    from phenomt.core.io import write_json
+
+    record = {"rows": [[1, 2.5], [3, 4]], "ci": (0.5, 1.0), "nan": [math.nan], "flags": [True],
+              "mixed": [1, "a"], "none": [], "nested": [{"b": [1], "a": "x\u0000y"}]}
+    write_json(tmp_path / "r.json", record)
+    text = (tmp_path / "r.json").read_text("utf-8")
+    assert text == """{
+  "ci": [0.5, 1.0],
+  "flags": [
+    true
+  ],
+  "mixed": [
+    1,
+    "a"
+  ],
+  "nan": [NaN],
+  "nested": [
+    {
+      "a": "x\\u0000y",
+      "b": [1]
+    }
+  ],
+  "none": [],
+  "rows": [
+    [1, 2.5],
+    [3, 4]
+  ]
+}
+"""
+    back = json.loads(text)
+    assert back["rows"] == [[1, 2.5], [3, 4]] and math.isnan(back["nan"][0])
+    assert back["nested"] == [{"a": "x\u0000y", "b": [1]}]

@@ -243,3 +243,17 @@ def test_the_server_stops_when_its_owner_is_gone(tmp_path):
     assert server.wait(timeout=60) == 0
     assert not path.exists()
     assert jobclient.delegate(str(path), ["--version"]) is None
+
+
+def test_the_evaluate_servers_steps_follow_the_jobs_needs():
+    from phenomt.jobs import LDD_PRELOAD, WORDFREQ_AFTER, preload
+
+    plain, ldd = preload(["de"]), preload(["de"], ldd=True)
+    names = [step for step in plain if isinstance(step, str)]
+    # the test set's first jobs before the scores, the figures' modules among the last
+    assert names.index("sacremoses") < names.index("sacrebleu") < names.index(
+        "phenomt.core.figures")
+    # the wordfreq tables right after the module that reads them
+    assert callable(plain[plain.index(WORDFREQ_AFTER) + 1])
+    assert not any(callable(step) for step in preload([]))
+    assert not set(LDD_PRELOAD) & set(names) and set(LDD_PRELOAD) <= set(ldd)

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 import sacrebleu
 
-from phenomt.cli import COMMAND_MODULES, CommandTree, build_parser
+from phenomt.cli import COMMAND_MODULES, build_parser
 from phenomt.core.bins import bin_title, parse_bin
+from phenomt.core.cliargs import CommandTree
 from phenomt.core.io import InputError
 from phenomt.core.metrics.base import get
 from phenomt.core.metrics.ribes import (

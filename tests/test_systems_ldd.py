@@ -193,6 +193,40 @@ def test_other_metrics_on_the_sets_paired_like_bleu(toy):
     assert "Holm-adjusted together" in (d / "m.md").read_text(encoding="utf-8")
 
 
+def test_the_score_records_statistics_are_used_where_they_were_computed_the_same_way(toy):
+    """``--scores``: the system's score record of the same files gives the per-sentence
+    statistics (the record is the same bytes as scoring the output again); a record of another
+    output is not used. Shown with a record whose BLEU statistics were replaced by those of
+    the perfect system A: B's challenge-set record then says A's BLEU."""
+    d = toy["dir"]
+    for system in ("A", "B"):
+        assert run("systems", "score", "--testset", "toy", "--system", system, "--hyp",
+                   toy[system], "--ref", toy["ref"], "--target-lang", "en", "--metrics",
+                   "bleu", "chrf", "--samples", "200", "--seed", "3", "--output",
+                   d / f"{system}.bleu.json") == 0
+
+    def scored(name: str, *more: object) -> bytes:
+        out = d / name
+        assert run("systems", "ldd-score", "--testset", "toy", "--system", "B", "--hyp",
+                   toy["B"], "--ref", toy["ref"], "--target-lang", "en", "--set", *toy["sets"],
+                   "--samples", "200", "--seed", "3", "--metrics", "chrf", *more,
+                   "--output", out) == 0
+        return out.read_bytes()
+
+    alone = scored("alone.json")
+    assert scored("reused.json", "--scores", d / "B.bleu.json") == alone
+    record, perfect = (json.loads((d / f"{s}.bleu.json").read_text("utf-8")) for s in "BA")
+    record["subsets"]["all"]["bleu"]["statistics"] = \
+        perfect["subsets"]["all"]["bleu"]["statistics"]
+    (d / "doctored.json").write_text(json.dumps(record), encoding="utf-8")
+    used = json.loads(scored("doctored.ldd.json", "--scores", d / "doctored.json"))
+    assert used["full"]["bleu"]["score"] == pytest.approx(100)
+    assert used["full"]["metrics"]["chrf"] == json.loads(alone)["full"]["metrics"]["chrf"]
+    record["hypothesis"] = str(toy["A"])  # the record of another output
+    (d / "other.json").write_text(json.dumps(record), encoding="utf-8")
+    assert scored("other.ldd.json", "--scores", d / "other.json") == alone
+
+
 def test_other_metrics_that_read_the_source_need_it(toy, capsys):
     with pytest.raises(SystemExit):
         run("systems", "ldd-score", "--testset", "toy", "--system", "A", "--hyp", toy["A"],

@@ -156,6 +156,7 @@ rule systems_ldd_score:
         sets=lambda w: PLAN.systems.ldd_set_files(w.testset),
         src=lambda w: PLAN.systems.ldd_source_inputs(w.testset),
         metric_inputs=lambda w: PLAN.systems.ldd_metric_inputs(),
+        scores=lambda w: PLAN.systems.bleu_json(w.testset, w.sysname),
     output:
         f"{OUT}/systems/{{testset}}/{{sysname}}.ldd.json",
     wildcard_constraints:
@@ -176,7 +177,7 @@ rule systems_ldd_score:
     shell:
         "phenomt systems ldd-score {params.identity} --hyp {input.hyp:q} --ref {input.ref:q}"
         " {params.target} {params.sets} {params.settings} {params.source}"
-        " --output {output:q} > {log:q} 2>&1"
+        " --scores {input.scores:q} --output {output:q} > {log:q} 2>&1"
 
 
 # compare-mt's analyses: each system against the baseline in a job of its own (adding a

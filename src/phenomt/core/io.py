@@ -6,6 +6,7 @@ import contextlib
 import gzip
 import json
 import os
+import re
 import shutil
 import tempfile
 import zlib
@@ -76,10 +77,56 @@ def atomic_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
 
 
 def write_json(path: str | os.PathLike[str], record: Mapping[str, Any]) -> None:
-    """Atomically write ``record`` as indented UTF-8 JSON with sorted keys (stable bytes)."""
+    """Atomically write ``record`` as indented UTF-8 JSON with sorted keys (stable bytes).
+    A list of numbers takes one line (a sentence's statistics, an interval)."""
     with atomic_write(path) as out:
-        json.dump(record, out, indent=2, sort_keys=True, ensure_ascii=False)
+        out.write(dumps_json(record))
         out.write("\n")
+
+
+#: Stands for a list of numbers while the rest is indented (no text holds a NUL).
+_LEAF = "\x00phenomt-numbers-{}\x00"
+_LEAF_AT = re.compile("(?m)^( *)(.*)" + re.escape(json.dumps(_LEAF.format("_")))
+                      .replace("_", r"(\d+)"))
+
+
+def _numbers(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(
+        type(item) in (int, float) for item in value)
+
+
+def dumps_json(record: Any) -> str:
+    """:func:`write_json`'s text. json's indenting encoder is written in Python; the lists of
+    numbers (thousands of rows of per-sentence statistics in a score record) are encoded
+    apart by its C encoder, one line each, several times faster."""
+    leaves: list[tuple[bool, str]] = []  # (rows?, the list's JSON)
+
+    def swap(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {key: swap(item) for key, item in value.items()}
+        if isinstance(value, (list, tuple)):
+            value = list(value)
+            if _numbers(value):
+                leaves.append((False, json.dumps(value)))
+            elif value and all(_numbers(row) for row in value):
+                leaves.append((True, json.dumps(value)))
+            else:
+                return [swap(item) for item in value]
+            return _LEAF.format(len(leaves) - 1)
+        return value
+
+    text = json.dumps(swap(record), indent=2, sort_keys=True, ensure_ascii=False)
+
+    def put(match: re.Match) -> str:
+        indent, before = match.group(1), match.group(2)
+        rows, leaf = leaves[int(match.group(3))]
+        if not rows:
+            return f"{indent}{before}{leaf}"
+        # "[[1, 2], [3, 4]]": numbers hold no bracket, so rows split at "], ["
+        inside = leaf[1:-1].replace("], [", f"],\n{indent}  [")
+        return f"{indent}{before}[\n{indent}  {inside}\n{indent}]"
+
+    return _LEAF_AT.sub(put, text) if leaves else text
 
 
 def write_lines(path: str | os.PathLike[str], lines: Iterable[str]) -> int:

@@ -529,7 +529,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         env = _child_env()
         served = None
         if args.job_server:
-            served = started.enter_context(jobserver.running(env, _wordfreq_warm(args)))
+            served = started.enter_context(jobserver.running(env, _server_args(args)))
             env = served.env
         ahead = started.enter_context(snakerun.Ahead(env))
         request, outdir, prepared, warnings = prepare(args)
@@ -574,12 +574,14 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _wordfreq_warm(args: argparse.Namespace) -> list[str]:
-    """The job server's ``--wordfreq`` option: the target language, whose list makes the
-    frequency buckets unless a frequency corpus is given. Decided before the checks from the
-    command line alone (a frequency corpus of an earlier run into the folder only makes the
-    server load a list no job reads)."""
-    return [] if args.freq_corpus else [f"--wordfreq={args.langs[1]}"]
+def _server_args(args: argparse.Namespace) -> list[str]:
+    """The job server's options, decided before the checks from the command line alone:
+    ``--wordfreq`` the target language, whose list makes the frequency buckets unless a
+    frequency corpus is given (one of an earlier run into the folder only makes the server
+    load a list no job reads); ``--ldd`` where the run scores the LDD challenge sets."""
+    ldd = not args.no_ldd and all(lang in UDPIPE for lang in args.langs)
+    return ([] if args.freq_corpus else [f"--wordfreq={args.langs[1]}"]) + \
+        (["--ldd"] if ldd else [])
 
 
 def _way_out(failure: snakerun.Failure, request: Request) -> str:

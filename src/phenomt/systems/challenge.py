@@ -63,6 +63,7 @@ from phenomt.systems.scores import (
     CONFIDENCE,
     DEFAULT_SEED,
     INTERVAL_METHODS,
+    recorded_statistics,
     registered_metrics,
     test_signature,
 )
@@ -137,9 +138,13 @@ class _Cells:
     test set's engine for the full test set and every set (so all are paired)."""
 
     def __init__(self, metric, hypotheses: Sequence[str], references: Sequence[str],
-                 sources: Sequence[str] | None, engine: resample.Resampler) -> None:
+                 sources: Sequence[str] | None, engine: resample.Resampler,
+                 recorded: Mapping[str, Any] | None = None) -> None:
         self.metric = metric
-        self.stats = metric.statistics(hypotheses, references, sources)
+        # the system's score record keeps them where they were computed the same way
+        stats = recorded_statistics(recorded, metric, len(references))
+        self.stats = (metric.statistics(hypotheses, references, sources) if stats is None
+                      else stats)
         self.engine = engine
         self.signature = metric.signature()
         self.test_signature = test_signature(self.signature, "bs", engine.samples,
@@ -160,6 +165,15 @@ class _Cells:
         return entry, score, values
 
 
+def _recorded_cells(record: Mapping[str, Any] | None, hyp: str | os.PathLike[str],
+                    ref: str | os.PathLike[str]) -> Mapping[str, Any]:
+    """The metric cells of a score record's main subset, if it scored these very files."""
+    if record is None or record.get("hypothesis") != str(hyp) or \
+            record.get("reference") != str(ref):
+        return {}
+    return record.get("subsets", {}).get(record.get("main"), {})
+
+
 def _ribes_entry(ribes: Sequence[float | None] | None, tokenize: str) -> dict | None:
     scored = None if ribes is None else [score for score in ribes if score is not None]
     if not scored:
@@ -175,11 +189,14 @@ def ldd_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
                tokenized: Sequence[str | os.PathLike[str]] | None = None,
                metrics: Sequence[str] = (), src: str | os.PathLike[str] | None = None,
                source_lang: str | None = None,
-               settings: Mapping[str, Mapping[str, Any]] | None = None) -> dict:
+               settings: Mapping[str, Mapping[str, Any]] | None = None,
+               score_record: Mapping[str, Any] | None = None) -> dict:
     """The challenge-set record of one system on one test set: the full test set, then every
     set with its BLEU (interval), Δ against the full test set and RIBES where it applies;
     with ``tokenized`` (the test set's tokenized source and reference), the lines kept out of
-    parsing and alignment.
+    parsing and alignment. ``score_record``: the system's record of ``systems score`` on the
+    same files, whose kept per-sentence statistics are used instead of scoring the output
+    again wherever they were computed as here (same metric signature, every line).
 
     ``metrics``: more registered metrics (chrF, TER, RIBES, CRR, DRR ...), each scored like
     BLEU under ``metrics`` of the full test set and of every set, on the same resamples, its
@@ -212,12 +229,14 @@ def ldd_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
     # sentence RIBES once: the reordering set's lines are test-set lines
     ribes, ribes_unscored = sentence_ribes(output.lines, references, tokenize)
     engine = resample.Resampler(len(references), samples, seed)
+    recorded = _recorded_cells(score_record, hyp, ref)
     bleu = _Cells(registered_metrics(tokenize, ("bleu",))["bleu"], output.lines, references,
-                  None, engine)
+                  None, engine, recorded.get("bleu"))
     # a metric that draws whole documents (LTCR) has its own resamples, same seed
     others = {name: _Cells(metric, output.lines, references, sources,
                            engine if metric.clusters(len(references)) is None
-                           else metric.engine(len(references), samples, seed))
+                           else metric.engine(len(references), samples, seed),
+                           recorded.get(name))
               for name, metric in extra.items()}
     full_entry, full_bleu, full_values = bleu.cell(None)
     full_others = {name: cells.cell(None) for name, cells in others.items()}

@@ -452,7 +452,8 @@ def _ldd_score_command(args: argparse.Namespace) -> int:
             target_lang=args.target_lang, sets=sets, tokenize=args.tokenize,
             samples=args.samples, seed=args.seed, kind=args.kind, tokenized=args.tokenized,
             metrics=args.metrics, src=args.src, source_lang=args.source_lang,
-            settings=metric_settings(args.setting))
+            settings=metric_settings(args.setting),
+            score_record=None if args.scores is None else load_json(args.scores))
     except InputError:
         raise  # names its file and line; the CLI's entry point reports it
     except ValueError as err:
@@ -780,6 +781,10 @@ def register_cli(tree) -> None:
     _add_setting_option(p)
     p.add_argument("--src", help="the test set's source (for metrics that read it: crr, drr)")
     p.add_argument("--source-lang", help="the source language (with --src)")
+    p.add_argument("--scores", metavar="RECORD",
+                   help="the system's record of 'phenomt systems score' on the same files: "
+                        "its per-sentence statistics are used where they were computed as "
+                        "here (same signature), instead of scoring the output again")
     p.add_argument("--output", required=True)
     p.set_defaults(systems_parser=p)
 
