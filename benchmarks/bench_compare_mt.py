@@ -8,15 +8,20 @@ examples) on the same files, which it splits on whitespace. phenomt runs ``evalu
 --no-ldd --no-report`` in a fresh output folder: its first run, then the run that adds one
 more system (only that system's jobs); then the same two runs with the LDD challenge sets
 (parsing the test set with UDPipe, aligning it, extracting and scoring the sets), in another
-fresh folder.
+fresh folder. Each measurement is taken ``--repeat`` times (default 3), the tools taking
+turns, each phenomt run in a fresh folder; the median is printed with the range, so that the
+first tool to read the files or import its modules is not the only one that pays for a cold
+cache.
 
     PYTHONPATH=src python benchmarks/bench_compare_mt.py [--cores 2] [--compare-mt DIR]
+        [--repeat 3]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -50,6 +55,7 @@ def main() -> None:
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--compare-mt", type=Path,
                         help="a folder with compare-mt installed (default: install it here)")
+    parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     mirror = find_mirror(None, ROOT)
     if mirror is None:
@@ -61,8 +67,6 @@ def main() -> None:
         target = args.compare_mt or work / "compare-mt"
         install_compare_mt(target)
         env = dict(os.environ, PYTHONPATH=str(target))
-        compare = timed([sys.executable, "-m", "compare_mt.compare_mt_main", str(ref),
-                         *map(str, outputs[:2])], env)
         phenomt = str(Path(sys.executable).with_name("phenomt"))
 
         def evaluate(outdir: str, *hyps: Path, ldd: bool = False) -> float:
@@ -71,17 +75,30 @@ def main() -> None:
                           "en-de", *pairs, *([] if ldd else ["--no-ldd"]), "--no-report",
                           "--cores", str(args.cores), "--outdir", str(work / outdir)])
 
-        first = evaluate("eval", *outputs[:2])
-        more = evaluate("eval", outputs[2])
-        ldd_first = evaluate("eval-ldd", *outputs[:2], ldd=True)
-        ldd_more = evaluate("eval-ldd", outputs[2], ldd=True)
-    print(f"{PAIR}, {SYSTEMS[0]} against {SYSTEMS[1]} (one run, {args.cores} cores):")
-    print(f"  compare-mt {COMPARE_MT.split('==')[1]} default analyses:         {compare:6.1f} s")
-    print(f"  phenomt evaluate --no-ldd, first run:          {first:6.1f} s "
-          f"({first / compare:.1f}x compare-mt)")
-    print(f"  phenomt evaluate --no-ldd, one more system ({SYSTEMS[2]}): {more:6.1f} s")
-    print(f"  phenomt evaluate with the LDD sets, first run: {ldd_first:6.1f} s")
-    print(f"  phenomt evaluate with the LDD sets, one more system: {ldd_more:6.1f} s")
+        times: dict[str, list[float]] = {key: [] for key in LABELS}
+        for run in range(args.repeat):
+            times["compare"].append(timed([sys.executable, "-m", "compare_mt.compare_mt_main",
+                                           str(ref), *map(str, outputs[:2])], env))
+            times["first"].append(evaluate(f"eval{run}", *outputs[:2]))
+            times["more"].append(evaluate(f"eval{run}", outputs[2]))
+            times["ldd_first"].append(evaluate(f"eval-ldd{run}", *outputs[:2], ldd=True))
+            times["ldd_more"].append(evaluate(f"eval-ldd{run}", outputs[2], ldd=True))
+    median = {key: statistics.median(values) for key, values in times.items()}
+    print(f"{PAIR}, {SYSTEMS[0]} against {SYSTEMS[1]} ({args.cores} cores; median of "
+          f"{args.repeat} runs [fastest, slowest]):")
+    for key, label in LABELS.items():
+        ratio = (f" ({median[key] / median['compare']:.1f}x compare-mt)"
+                 if key == "first" else "")
+        print(f"  {label:52} {median[key]:6.1f} s [{min(times[key]):.1f}, "
+              f"{max(times[key]):.1f}]{ratio}")
+
+
+#: What is timed, in the order printed.
+LABELS = {"compare": f"compare-mt {COMPARE_MT.split('==')[1]} default analyses",
+          "first": "phenomt evaluate --no-ldd, first run",
+          "more": f"phenomt evaluate --no-ldd, one more system ({SYSTEMS[2]})",
+          "ldd_first": "phenomt evaluate with the LDD sets, first run",
+          "ldd_more": "phenomt evaluate with the LDD sets, one more system"}
 
 
 if __name__ == "__main__":

@@ -17,6 +17,9 @@ rule systems_score:
     wildcard_constraints:
         testset="[^/]+",
         sysname="[^/]+",
+    # first of a system's jobs: the longest chains wait for it (the challenge sets, whose job
+    # reads its statistics, then their figure; the analysis's merge)
+    priority: 2
     params:
         identity=lambda w: PLAN.systems.identity_args(w.testset, w.sysname),
         settings=lambda w: PLAN.systems.score_args(w.testset, w.sysname),
@@ -162,6 +165,7 @@ rule systems_ldd_score:
     wildcard_constraints:
         testset="[^/]+",
         sysname="[^/]+",
+    priority: 1
     params:
         identity=lambda w: PLAN.systems.identity_args(w.testset, w.sysname),
         target=lambda w: PLAN.systems.target_lang_args(w.testset),
@@ -190,6 +194,7 @@ rule systems_analysis_pair:
     wildcard_constraints:
         testset="[^/]+",
         sysname="[^/]+",
+    priority: 1
     params:
         args=lambda w: PLAN.systems.analysis_pair_args(w.testset, w.sysname),
     log:
