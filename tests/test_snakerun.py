@@ -160,7 +160,7 @@ def test_a_snakemake_started_ahead_runs_the_command_line_it_is_handed_later(tmp_
 
 
 def test_a_snakemake_started_ahead_and_never_handed_a_command_line_does_nothing(tmp_path):
-    ahead = snakerun.Ahead()
+    ahead = snakerun.Ahead(imports=["phenomt.plan"])
     waiting = ahead.process
     ahead.close()
     assert waiting.returncode == 0

@@ -69,8 +69,8 @@ class RunResult:
     log: Path
 
 
-#: The argument of :func:`main` that makes it import Snakemake, then wait for its command
-#: line (a JSON list, one line on standard input).
+#: The first argument of :func:`main` that makes it import Snakemake (and the modules named
+#: after it), then wait for its command line (a JSON list, one line on standard input).
 AHEAD = "--command-line-from-stdin"
 
 
@@ -89,9 +89,11 @@ class Ahead:
     command line. Closed without one (a refused run, or the end of its ``with`` block), it
     ends having done and written nothing."""
 
-    def __init__(self, env: dict[str, str] | None = None) -> None:
+    def __init__(self, env: dict[str, str] | None = None, imports: Sequence[str] = ()) -> None:
+        """``imports``: modules the workflow imports, imported while it waits as well."""
         self.env = env
-        self.process: subprocess.Popen | None = _start(command(AHEAD), env, subprocess.PIPE)
+        self.process: subprocess.Popen | None = _start(command(AHEAD, *imports), env,
+                                                       subprocess.PIPE)
 
     def launch(self, cmd: Sequence[str]) -> subprocess.Popen:
         """Run ``cmd`` (:func:`command`'s command line) in the waiting process, or in a new
@@ -294,7 +296,11 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     from snakemake.cli import main as snakemake_main
 
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv == [AHEAD]:
+    if argv[:1] == [AHEAD]:
+        import importlib
+
+        for module in argv[1:]:
+            importlib.import_module(module)
         line = sys.stdin.readline()
         if not line:
             os._exit(0)  # no command line came: the run was refused

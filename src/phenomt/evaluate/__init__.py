@@ -414,6 +414,9 @@ def _worst_set(record: dict[str, Any]) -> str:
 INTERRUPTED = "interrupted; the same command continues where it stopped"
 #: The run's Snakemake log inside the output folder.
 SNAKEMAKE_LOG = "snakemake.log"
+#: What the workflow's Snakefile imports besides Snakemake (the plan: 0.1 s), imported by the
+#: Snakemake process while the inputs are checked.
+WORKFLOW_IMPORTS = ("jsonschema", "phenomt.plan", "phenomt.core.fetch")
 #: The job server's own errors (its jobs' go to their rules' logs).
 JOBSERVER_LOG = "results/logs/jobserver.log"
 
@@ -531,7 +534,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         if args.job_server:
             served = started.enter_context(jobserver.running(env, _server_args(args)))
             env = served.env
-        ahead = started.enter_context(snakerun.Ahead(env))
+        ahead = started.enter_context(snakerun.Ahead(env, WORKFLOW_IMPORTS))
         request, outdir, prepared, warnings = prepare(args)
         for warning in warnings:
             print(f"phenomt: warning: {warning} (--force-langs silences this)",
