@@ -257,3 +257,17 @@ def test_the_evaluate_servers_steps_follow_the_jobs_needs():
     assert callable(plain[plain.index(WORDFREQ_AFTER) + 1])
     assert not any(callable(step) for step in preload([]))
     assert not set(LDD_PRELOAD) & set(names) and set(LDD_PRELOAD) <= set(ldd)
+
+
+def test_a_failing_warm_up_step_is_skipped_or_logged(capfd):
+    """A module that is not installed is skipped, another failure goes to the server's log:
+    neither stops the server (the jobs load that part themselves)."""
+    from phenomt.core.jobserver import _load
+
+    _load("phenomt_no_such_module")
+
+    def broken() -> None:
+        raise RuntimeError("cannot warm")
+
+    _load(broken)
+    assert "RuntimeError: cannot warm" in capfd.readouterr().err

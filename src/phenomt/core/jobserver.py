@@ -106,17 +106,24 @@ def _stop_serving(_sig: int, _frame: object) -> None:
 
 
 def _load(step: str | Callable[[], None]) -> None:
-    """One step of a server's preload: import a module (one that is not installed, an
-    optional extra, is left out), or call a function."""
+    """One step of a server's preload: import a module, or call a function. What is not
+    installed (an optional extra; matplotlib in a light install) is left out; any other
+    failure goes to the server's log, and the jobs load that part themselves."""
     import importlib
 
-    if not isinstance(step, str):
-        step()
-        return
-    with suppress(ImportError):
-        importlib.import_module(step)
-    if step == "phenomt.core.figures":
-        sys.modules[step].pyplot()
+    try:
+        if not isinstance(step, str):
+            step()
+            return
+        module = importlib.import_module(step)
+        if step == "phenomt.core.figures":
+            module.pyplot()
+    except ImportError:
+        pass
+    except Exception:  # noqa: BLE001 -- a warm-up step never stops the server
+        import traceback
+
+        traceback.print_exc()
 
 
 def _child(conn: socket.socket, run: Callable[[list[str]], int]) -> None:
