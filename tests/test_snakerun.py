@@ -159,12 +159,19 @@ def test_a_snakemake_started_ahead_runs_the_command_line_it_is_handed_later(tmp_
         importlib.metadata.version("snakemake")
 
 
-def test_a_snakemake_started_ahead_and_never_handed_a_command_line_does_nothing(tmp_path):
+def test_a_snakemake_started_ahead_and_never_handed_a_command_line_does_nothing(
+        tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     ahead = snakerun.Ahead(imports=["phenomt.plan"])
     waiting = ahead.process
     ahead.close()
-    assert waiting.returncode == 0
-    assert ahead.process is None
+    assert waiting.returncode is not None and ahead.process is None
+    assert list(tmp_path.iterdir()) == []
+    # the end of its input (its caller killed outright) ends it as well, having run nothing
+    waiting = snakerun.Ahead().process
+    waiting.stdin.close()
+    assert waiting.wait(timeout=60) == 0 and waiting.stdout.read() == ""
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_command_that_is_not_snakemakes_runs_in_a_process_of_its_own(tmp_path):
@@ -172,5 +179,5 @@ def test_a_command_that_is_not_snakemakes_runs_in_a_process_of_its_own(tmp_path)
         waiting = ahead.process
         result = snakerun.run([sys.executable, "-c", "print('other')"], tmp_path / "s.log",
                               stream=io.StringIO(), ahead=ahead)
-    assert result.returncode == 0 and waiting.returncode == 0  # closed unused
+    assert result.returncode == 0 and waiting.returncode is not None  # closed unused
     assert (tmp_path / "s.log").read_text("utf-8") == "other\n"

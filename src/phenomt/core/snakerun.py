@@ -86,8 +86,9 @@ def _start(cmd: Sequence[str], env: dict[str, str] | None,
 class Ahead:
     """A Snakemake process started before its command line is known: it imports Snakemake
     (about 1 s) while the caller still checks its inputs, then :func:`run` hands it the
-    command line. Closed without one (a refused run, or the end of its ``with`` block), it
-    ends having done and written nothing."""
+    command line. Closed without one (a refused run, or the end of its ``with`` block), it is
+    killed, having done and written nothing; killed outright, its caller leaves it the end of
+    its input, which ends it too."""
 
     def __init__(self, env: dict[str, str] | None = None, imports: Sequence[str] = ()) -> None:
         """``imports``: modules the workflow imports, imported while it waits as well."""
@@ -125,16 +126,15 @@ class Ahead:
 
 
 def _close(process: subprocess.Popen) -> None:
-    """End a waiting process without a command line: the end of its input ends it."""
+    """End a process that waits for its command line: it has started nothing and written
+    nothing, so it is killed at once (a refused run's error is not held up by its imports)."""
+    with contextlib.suppress(ProcessLookupError):
+        process.kill()
+    process.wait()
     for stream in (process.stdin, process.stdout):
         if stream is not None:
             with contextlib.suppress(OSError):
                 stream.close()
-    try:
-        process.wait(timeout=STOP_GRACE_S)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
 
 
 def run(cmd: Sequence[str], log: Path, *, env: dict[str, str] | None = None,
