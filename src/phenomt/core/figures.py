@@ -47,15 +47,14 @@ def save_figure(fig: Figure, outputs: Sequence[str | os.PathLike[str]]) -> None:
     """Write ``fig`` atomically to every path of ``outputs`` (PNG or SVG by suffix),
     cropped to its drawn area, without the date or software version that would change the
     bytes."""
-    paths = [Path(output) for output in outputs]
-    for path in paths:
-        if path.suffix.lstrip(".").lower() not in ("png", "svg"):
+    kinds = {Path(output): Path(output).suffix.lstrip(".").lower() for output in outputs}
+    for path, kind in kinds.items():
+        if kind not in ("png", "svg"):
             raise InputError(path, "a figure must end in .png or .svg")
-    if not paths:
+    if not kinds:
         return
     crop = tight_bbox(fig)
-    for path in paths:
-        kind = path.suffix.lstrip(".").lower()
+    for path, kind in kinds.items():
         metadata = {"Software": None} if kind == "png" else {"Date": None}
         with atomic_write(path, "wb") as handle:
             fig.savefig(handle, format=kind, metadata=metadata, bbox_inches=crop)

@@ -476,7 +476,7 @@ def prepare(args: argparse.Namespace) -> tuple[Request, Path, dict[str, Any], li
         tgt_lang=tgt_lang, hyps=hyps,
         name=args.name or testset_name(Path(args.ref), src_lang, tgt_lang),
         baseline=args.baseline or hyps[0][0],
-        ldd=not args.no_ldd and src_lang in UDPIPE and tgt_lang in UDPIPE,
+        ldd=_scores_ldd_sets(args),
         align_extra=tuple(args.align_extra), metrics=tuple(args.metrics),
         samples=args.samples, mirror=str(mirror) if mirror else None,
         mqm=Path(args.mqm).resolve() if args.mqm else None,
@@ -582,9 +582,14 @@ def _server_args(args: argparse.Namespace) -> list[str]:
     ``--wordfreq`` the target language, whose list makes the frequency buckets unless a
     frequency corpus is given (one of an earlier run into the folder only makes the server
     load a list no job reads); ``--ldd`` where the run scores the LDD challenge sets."""
-    ldd = not args.no_ldd and all(lang in UDPIPE for lang in args.langs)
     return ([] if args.freq_corpus else [f"--wordfreq={args.langs[1]}"]) + \
-        (["--ldd"] if ldd else [])
+        (["--ldd"] if _scores_ldd_sets(args) else [])
+
+
+def _scores_ldd_sets(args: argparse.Namespace) -> bool:
+    """Whether the run extracts and scores the LDD challenge sets: not refused by
+    ``--no-ldd``, and a UDPipe model for both languages."""
+    return not args.no_ldd and all(lang in UDPIPE for lang in args.langs)
 
 
 def _way_out(failure: snakerun.Failure, request: Request) -> str:
