@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 PRELOAD = ("phenomt.core.fetch", "phenomt.core.corpus", "sacremoses", "phenomt.core.text",
            "numpy", "sacrebleu", "phenomt.core.metrics.bleu", "phenomt.core.metrics.chrf",
            "phenomt.systems.scores", "phenomt.systems.cli", "wordfreq",
-           "phenomt.systems.analysis", "scipy.stats", "yaml", "phenomt.systems.sentences",
+           "phenomt.systems.analysis", "yaml", "phenomt.systems.sentences",
            "phenomt.systems.challenge", "phenomt.ldd.extract", "phenomt.ldd.score", "pandas",
            "phenomt.core.tables", "phenomt.systems.tables", "phenomt.ldd.tables",
            "phenomt.core.figures")
