@@ -10,8 +10,9 @@ import pytest
 import yaml
 
 from phenomt.core.fetch import sha256_of
+from phenomt.core.io import InputError
 from phenomt.plan.config import compact_catalog, load_config, read_catalog, resolve_catalog
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_snakemake
 
 CONFIGS = sorted([*(ROOT / "config").glob("*.yaml"), *(ROOT / "config" / "papers").glob("*.yaml"),
                   *(ROOT / ".test" / "config").glob("*.yaml")])
@@ -108,3 +109,18 @@ def test_validation_without_snakemake_fills_the_same_defaults(config: Path):
         validate_with_jsonschema(broken)
     with pytest.raises(WorkflowError):
         validate(broken, str(SCHEMA), set_default=True)
+
+
+def test_an_invalid_config_is_refused_naming_its_file_and_key(tmp_path: Path):
+    """One validation for the plan's readers and the workflow: the error names the config file
+    and the offending key by its JSON path."""
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
+    config["ldd"]["parse_shards"] = "two"
+    path = tmp_path / "broken.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    with pytest.raises(InputError, match=r"broken\.yaml: invalid config at \$\.ldd\."
+                                         r"parse_shards: 'two' is not of type 'integer'"):
+        load_config(path)
+    result = run_snakemake("-n", "--configfile", str(path), "--directory", str(tmp_path))
+    assert result.returncode != 0
+    assert f"{path}: invalid config at $.ldd.parse_shards" in result.stdout + result.stderr

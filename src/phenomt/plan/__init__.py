@@ -16,8 +16,8 @@ into the config itself:
 
 Every default lives in the config schema (``workflow/schemas/config.schema.yaml``, shipped
 with the package: :data:`phenomt.plan.config.SCHEMA`), applied
-when the config is validated (:func:`phenomt.plan.config.validate_config` or the
-Snakefile's ``validate``); the plan reads validated configs only.
+when the config is validated (:func:`phenomt.plan.config.validate_config`, which the workflow
+and ``evaluate`` call too); the plan reads validated configs only.
 """
 
 from __future__ import annotations
