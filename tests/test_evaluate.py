@@ -145,6 +145,19 @@ def test_generated_config_is_a_valid_plan_of_the_test_set(tmp_path):
     assert extra_plan.ldd.align_corpora() == ["t.de-en", "multi30k.train"]
     no_ldd = evaluate_config(type(request)(**{**request.__dict__, "ldd": False}))
     assert "ldd" not in no_ldd and not Plan(load_config_dict(no_ldd)).systems.ldd_testsets
+    # the POS buckets read the reference's tags; without them (--no-pos-buckets) nothing
+    # tags the reference and the target's model is not fetched
+    tags = plan.ldd.tags_output("t_de-en", "en")
+    assert tags in plan.systems.analysis_pair_inputs("t.de-en", "other")
+    assert f"--ref-conllu {tags}" in plan.systems.analysis_pair_args("t.de-en", "other")
+    no_pos = evaluate_config(type(request)(**{**request.__dict__, "pos_buckets": False}))
+    assert no_pos["ldd"]["udpipe"] == {"de": "udpipe.german-gsd-2.5"}
+    no_pos_plan = Plan(load_config_dict(no_pos))
+    no_pos_plan.check()
+    assert no_pos_plan.systems.ldd_testsets == ["t.de-en"]
+    inputs = no_pos_plan.systems.analysis_pair_inputs("t.de-en", "other")
+    assert not any("/tags/" in path for path in inputs)
+    assert "--ref-conllu" not in no_pos_plan.systems.analysis_pair_args("t.de-en", "other")
 
 
 def test_a_rerun_keeps_earlier_systems_and_refuses_another_test_set(tmp_path):
@@ -506,3 +519,23 @@ def test_the_job_server_is_told_what_the_run_needs_before_any_check():
     assert _server_args(parsed("--langs", "de-en", "--no-ldd")) == ["--wordfreq=en"]
     # no UDPipe model for Chinese: no LDD sets; a frequency corpus: no list
     assert _server_args(parsed("--langs", "zh-en", "--freq-corpus", "f")) == []
+
+
+def test_no_pos_buckets_reaches_the_generated_config(tmp_path):
+    """``--no-pos-buckets`` turns the test set's POS buckets off in the config the run writes;
+    without it they are on (the schema's default)."""
+    from phenomt.cli import build_parser
+    from phenomt.evaluate import prepare
+
+    request = _request(tmp_path)
+
+    def testset(*more: str) -> dict:
+        args = build_parser(["phenomt.evaluate"]).parse_args(
+            ["evaluate", "--src", str(request.src), "--ref", str(request.ref), "--langs",
+             "de-en", "--hyp", f"mine={request.hyps[0][1]}", "--outdir",
+             str(tmp_path / "out"), "--force-langs", *more])
+        prepared = prepare(args)[2]
+        return prepared["config"]["systems"]["testsets"]["t.de-en"]
+
+    assert testset()["pos_buckets"] is True
+    assert testset("--no-pos-buckets")["pos_buckets"] is False

@@ -575,11 +575,12 @@ class SystemsPlan(SectionPlan):
 
     def _reference_parse(self, testset: str) -> list[str]:
         """The UDPipe tags of the test set's tokenized reference, where its challenge sets
-        are extracted and a model of the target language is set: from the sets' own parse
-        of that side where they parse it, else tagged alone (the buckets read the part of
-        speech only)."""
+        are extracted, its POS buckets are not turned off and a model of the target language
+        is set: from the sets' own parse of that side where they parse it, else tagged alone
+        (the buckets read the part of speech only)."""
         tgt = self._langs(testset)[1]
-        if testset not in self.ldd_testsets or tgt not in self.ldd.section["udpipe"]:
+        if (testset not in self.ldd_testsets or not self._testset(testset)["pos_buckets"]
+                or tgt not in self.ldd.section["udpipe"]):
             return []
         corpus = ldd_corpus(testset)
         if self.ldd.is_parsed(corpus, tgt):
