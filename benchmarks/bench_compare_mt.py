@@ -8,10 +8,11 @@ examples) on the same files, which it splits on whitespace. phenomt runs ``evalu
 --no-ldd --no-report`` in a fresh output folder: its first run, then the run that adds one
 more system (only that system's jobs); then the same two runs with the LDD challenge sets
 (parsing the test set with UDPipe, aligning it, extracting and scoring the sets), in another
-fresh folder. Each measurement is taken ``--repeat`` times (default 3), the tools taking
-turns, each phenomt run in a fresh folder; the median is printed with the range, so that the
-first tool to read the files or import its modules is not the only one that pays for a cold
-cache.
+fresh folder, and a first run with the sets but without the part-of-speech buckets
+(``--no-pos-buckets``: no tagging of the reference). Each measurement is taken ``--repeat``
+times (default 3), the tools taking turns, each phenomt run in a fresh folder; the median
+is printed with the range, so that the first tool to read the files or import its modules
+is not the only one that pays for a cold cache.
 
     PYTHONPATH=src python benchmarks/bench_compare_mt.py [--cores 2] [--compare-mt DIR]
         [--repeat 3]
@@ -69,10 +70,11 @@ def main() -> None:
         env = dict(os.environ, PYTHONPATH=str(target))
         phenomt = str(Path(sys.executable).with_name("phenomt"))
 
-        def evaluate(outdir: str, *hyps: Path, ldd: bool = False) -> float:
+        def evaluate(outdir: str, *hyps: Path, ldd: bool = False, more: tuple[str, ...] = ()
+                     ) -> float:
             pairs = [a for h in hyps for a in ("--hyp", f"{h.stem}={h}")]
             return timed([phenomt, "evaluate", "--src", str(src), "--ref", str(ref), "--langs",
-                          "en-de", *pairs, *([] if ldd else ["--no-ldd"]), "--no-report",
+                          "en-de", *pairs, *([] if ldd else ["--no-ldd"]), *more, "--no-report",
                           "--cores", str(args.cores), "--outdir", str(work / outdir)])
 
         times: dict[str, list[float]] = {key: [] for key in LABELS}
@@ -83,6 +85,8 @@ def main() -> None:
             times["more"].append(evaluate(f"eval{run}", outputs[2]))
             times["ldd_first"].append(evaluate(f"eval-ldd{run}", *outputs[:2], ldd=True))
             times["ldd_more"].append(evaluate(f"eval-ldd{run}", outputs[2], ldd=True))
+            times["ldd_no_pos"].append(evaluate(f"eval-ldd-no-pos{run}", *outputs[:2], ldd=True,
+                                                more=("--no-pos-buckets",)))
     median = {key: statistics.median(values) for key, values in times.items()}
     print(f"{PAIR}, {SYSTEMS[0]} against {SYSTEMS[1]} ({args.cores} cores; median of "
           f"{args.repeat} runs [fastest, slowest]):")
@@ -98,7 +102,8 @@ LABELS = {"compare": f"compare-mt {COMPARE_MT.split('==')[1]} default analyses",
           "first": "phenomt evaluate --no-ldd, first run",
           "more": f"phenomt evaluate --no-ldd, one more system ({SYSTEMS[2]})",
           "ldd_first": "phenomt evaluate with the LDD sets, first run",
-          "ldd_more": "phenomt evaluate with the LDD sets, one more system"}
+          "ldd_more": "phenomt evaluate with the LDD sets, one more system",
+          "ldd_no_pos": "the LDD sets, --no-pos-buckets, first run"}
 
 
 if __name__ == "__main__":
