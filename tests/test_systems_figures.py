@@ -193,3 +193,31 @@ def test_challenge_sets_one_panel_per_set_with_paired_differences():
         close_figure(fig)
     with pytest.raises(InputError, match="no challenge-set record"):
         figures.draw_challenge_sets([], {}, "x")
+
+
+def test_challenge_sets_too_small_for_a_verdict_are_named_not_drawn():
+    def small(system: str) -> dict:
+        record = _ldd_record(system, {"particle.all": -3.0, "particle.ge3": -8.0})
+        record["sets"]["particle.ge3"].update(sentences=2, below=None, above=None)
+        record["sets"]["reflexive.ge3"] = {"sentences": 0, "difference": None,
+                                           "difference_ci": None, "below": None}
+        return record
+
+    fig = figures.draw_challenge_sets([small("A"), small("B")], {})
+    try:
+        panels = [ax for ax in fig.axes if ax.get_visible()]
+        assert [ax.get_title() for ax in panels] == ["particle.all (40 sentences)"]
+        notes = [t.get_text() for t in fig.texts][1:]  # after the title
+        assert notes == ["Too few sentences for a verdict, not drawn: particle.ge3 (2), "
+                         "reflexive.ge3 (0)"]
+    finally:
+        close_figure(fig)
+    # no set with a verdict: the figure is the note alone
+    only_small = small("A")
+    del only_small["sets"]["particle.all"]
+    fig = figures.draw_challenge_sets([only_small], {})
+    try:
+        assert not [ax for ax in fig.axes if ax.get_visible()]
+        assert "particle.ge3 (2), reflexive.ge3 (0)" in fig.texts[-1].get_text()
+    finally:
+        close_figure(fig)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -139,29 +140,31 @@ def draw_challenge_sets(records: Sequence[Mapping], kinds: Mapping[str, str | No
                         path: str | os.PathLike[str] = "records") -> Figure:
     """Each challenge set of a test set against its full test set: one panel per set, one row
     per system, its BLEU difference with the paired 95% interval and a zero line; filled
-    where the Holm-adjusted test puts the set below or above, hollow where it does not, no
-    point where the set is too small for an interval (from ``systems ldd-score`` records;
-    ``kinds``: each system's kind, coloured)."""
+    where the Holm-adjusted test puts the set below or above, hollow where it does not (from
+    ``systems ldd-score`` records; ``kinds``: each system's kind, coloured).
+
+    Only sets with a verdict get a panel: a set too small for one (``below`` None for every
+    system, under :data:`phenomt.systems.challenge.MIN_INTERVAL_SENTENCES` sentences) would
+    show an interval that understates its spread, down to a point for one sentence. Such sets
+    are named with their sizes under the panels."""
     if not records:
         raise InputError(path, "no challenge-set record to draw")
     sets = list(dict.fromkeys(name for r in records for name in r["sets"]))
     if not sets:
         raise InputError(path, "the records have no challenge set")
+    drawn = [name for name in sets if any(_judged(r["sets"].get(name)) for r in records)]
+    small = [f"{name} ({_sizes(records, name)})" for name in sets if name not in drawn]
     plt = pyplot()
-    columns = min(3, len(sets))
-    rows = -(-len(sets) // columns)
+    columns = max(1, min(3, len(drawn)))
+    rows = max(1, -(-len(drawn) // columns))
     height = 0.9 + 0.28 * len(records)
     fig, axes = plt.subplots(rows, columns, figsize=(3.6 * columns, height * rows + 0.6),
                              squeeze=False, sharey=True)
     systems = [r["system"] for r in records]
-    for ax, name in zip(axes.flat, sets, strict=False):
-        sizes = set()
+    for ax, name in zip(axes.flat, drawn, strict=False):
         for y, record in enumerate(records):
             entry = record["sets"].get(name)
-            if not entry:
-                continue
-            sizes.add(entry["sentences"])
-            if entry.get("difference") is None or not entry.get("difference_ci"):
+            if not entry or entry.get("difference") is None or not entry.get("difference_ci"):
                 continue
             low, high = entry["difference_ci"]
             colour = KIND_COLOURS.get(kinds.get(record["system"]) or "", OTHER_COLOUR)
@@ -171,13 +174,12 @@ def draw_challenge_sets(records: Sequence[Mapping], kinds: Mapping[str, str | No
                         fmt="o", ms=4.5, capsize=2, elinewidth=0.9, color=colour,
                         markerfacecolor=colour if decided else "white")
         ax.axvline(0.0, color="0.3", linewidth=0.8)
-        size = "/".join(str(n) for n in sorted(sizes)) or "0"
-        ax.set_title(f"{name} ({size} sentences)", fontsize=8)
+        ax.set_title(f"{name} ({_sizes(records, name)} sentences)", fontsize=8)
         ax.set_yticks(range(len(systems)), systems, fontsize=7)
         ax.tick_params(axis="x", labelsize=7)
         ax.grid(axis="x", alpha=0.3)
         ax.set_xlabel("Δ BLEU vs full test set", fontsize=7)
-    for ax in list(axes.flat)[len(sets):]:
+    for ax in list(axes.flat)[len(drawn):]:
         ax.set_visible(False)
     axes[0, 0].invert_yaxis()  # the first system on top
     seen = dict.fromkeys((kinds.get(s) or NO_KIND) for s in systems)
@@ -186,8 +188,26 @@ def draw_challenge_sets(records: Sequence[Mapping], kinds: Mapping[str, str | No
     fig.legend(handles, list(seen), loc="upper right", fontsize=7, frameon=False)
     fig.suptitle(f"{records[0]['testset']}: each challenge set against the full test set "
                  "(paired 95% intervals; filled: Holm-adjusted p < 0.05)", fontsize=9)
-    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    bottom = 0.0
+    if small:
+        note = "\n".join(textwrap.wrap("Too few sentences for a verdict, not drawn: "
+                                        + ", ".join(small), 150))
+        fig.text(0.01, 0.005, note, fontsize=7, va="bottom", color="0.3")
+        bottom = min(0.5, (0.2 + 0.14 * (note.count("\n") + 1)) / fig.get_figheight())
+    fig.tight_layout(rect=(0, bottom, 1, 0.95))
     return fig
+
+
+def _judged(entry: Mapping | None) -> bool:
+    """Whether a challenge set's entry carries a verdict (large enough for one)."""
+    return bool(entry) and entry.get("below") is not None
+
+
+def _sizes(records: Sequence[Mapping], name: str) -> str:
+    """A set's sentence count over the records ("0" where none has it; the counts joined
+    by "/" should records of different extractions disagree)."""
+    sizes = sorted({r["sets"][name]["sentences"] for r in records if r["sets"].get(name)})
+    return "/".join(map(str, sizes)) or "0"
 
 
 def draw_buckets(record: Mapping, path: str | os.PathLike[str] = "record") -> Figure:
