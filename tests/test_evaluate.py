@@ -348,7 +348,7 @@ def test_evaluate_any_test_set_outside_the_checkout_without_the_venv_on_path(tmp
     assert set(summary) == {"VolcTrans-AT", "VolcTrans-GLAT"}
     for line in summary.values():
         assert "BLEU" in line and "chrF" in line and "CRR+DRR" in line
-        assert "worst challenge set" in line
+        assert "challenge set" in line and "significantly below the full set" in line
     tables = out / "results" / "tables"
     for name in ("systems_bleu", "systems_redundancy", "systems_ldd_table4.newstest2021.de-en"):
         assert (tables / f"{name}.md").is_file() and f"{tables / name}.md" in result.stdout
@@ -539,3 +539,28 @@ def test_no_pos_buckets_reaches_the_generated_config(tmp_path):
 
     assert testset()["pos_buckets"] is True
     assert testset("--no-pos-buckets")["pos_buckets"] is False
+
+
+def _set(difference, sentences, below):
+    return {"difference": difference, "sentences": sentences, "below": below}
+
+
+def test_the_summary_names_the_significant_drops_not_the_largest_noise():
+    from phenomt.evaluate import _challenge_verdict
+
+    # uedin-nmt on newstest2017 En-De: particle.ge2 drops most but within noise; two sets
+    # are significantly below, particle.all the larger drop of them; ge3 has no verdict
+    record = {"sets": {"particle.all": _set(-4.47, 198, True),
+                       "particle.ge2": _set(-6.01, 10, False),
+                       "particle.ge3": _set(-12.9, 5, None),
+                       "reorder.ge5": _set(-1.04, 1728, True),
+                       "reflexive.ge3": _set(None, 0, None)}}
+    assert _challenge_verdict(record) == (
+        "challenge sets: 2 of 3 significantly below the full set, most particle.all "
+        "(-4.47 BLEU, 198 sentences)")
+    record["sets"]["particle.all"]["below"] = record["sets"]["reorder.ge5"]["below"] = False
+    assert _challenge_verdict(record) == (
+        "challenge sets: none of 3 significantly below the full set; largest drop "
+        "particle.ge2 (-6.01 BLEU, 10 sentences, within noise)")
+    assert _challenge_verdict({"sets": {"particle.ge3": _set(-12.9, 5, None)}}) == (
+        "no challenge set of 10+ sentences")

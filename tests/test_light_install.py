@@ -314,7 +314,7 @@ def test_installed_phenomt_evaluate_scores_two_outputs_of_a_test_set_no_config_n
     assert result.returncode == 0, (result.stdout + result.stderr)[-5000:]
     out = light.outside / "eval"
     assert result.stdout.startswith(f"ref.de-en: {lines} lines, baseline AT")
-    assert "GLAT: BLEU" in result.stdout and "worst challenge set" in result.stdout
+    assert "GLAT: BLEU" in result.stdout and "challenge set" in result.stdout
     for table in ("systems_bleu", "systems_redundancy", "systems_ldd_table4.ref.de-en"):
         assert (out / "results" / "tables" / f"{table}.md").is_file(), table
     assert (out / "results" / "figures" / "systems_redundancy.png").is_file()

@@ -356,8 +356,8 @@ def _snakemake(*args: str) -> list[str]:
 
 
 def summary_lines(plan: Plan, testset: str, root: Path) -> list[str]:
-    """One line per system: each metric with its interval, CRR+DRR, LTCR and the worst
-    challenge set (largest BLEU drop against the full test set); with LTCR, a last line with
+    """One line per system: each metric with its interval, CRR+DRR, LTCR and what the
+    challenge sets found (:func:`_challenge_verdict`); with LTCR, a last line with
     the reference's (the calibration). The run's files are under ``root``."""
     lines = []
     ltcr = testset in plan.systems.ltcr_testsets
@@ -377,7 +377,8 @@ def summary_lines(plan: Plan, testset: str, root: Path) -> list[str]:
         if ltcr and "ltcr" not in scored["metrics"]:  # else a metric cell above
             parts.append(_l_all(load_json(root / plan.systems.ltcr_json(testset, system))))
         if testset in plan.systems.ldd_testsets:
-            parts.append(_worst_set(load_json(root / plan.systems.ldd_json(testset, system))))
+            ldd = load_json(root / plan.systems.ldd_json(testset, system))
+            parts.append(_challenge_verdict(ldd))
         lines.append(f"{system}: " + ", ".join(parts))
     if ltcr:
         record = load_json(root / plan.systems.ltcr_json(testset, REFERENCE))
@@ -396,19 +397,24 @@ def _l_all(record: dict[str, Any]) -> str:
             f"{record['pairs_all']} pairs judged)")
 
 
-def _worst_set(record: dict[str, Any]) -> str:
-    """The challenge set with the largest BLEU drop against the full test set, among those
-    large enough for a verdict; whether it is significantly below the full test set (paired,
-    Holm-adjusted over the sets)."""
-    drops = {name: entry for name, entry in record["sets"].items()
-             if entry["difference"] is not None and entry["below"] is not None}
-    if not drops:
+def _challenge_verdict(record: dict[str, Any]) -> str:
+    """What the challenge sets of a system's record found, among the sets large enough for a
+    verdict (paired, Holm-adjusted over the sets): how many are significantly below the full
+    test set and the one with the largest drop among them; where none is, the largest drop
+    with "within noise" (a test that did not reject: no claim that the sets are as good)."""
+    judged = {name: entry for name, entry in record["sets"].items()
+              if entry["difference"] is not None and entry["below"] is not None}
+    if not judged:
         return f"no challenge set of {MIN_INTERVAL_SENTENCES}+ sentences"
-    name = min(drops, key=lambda n: drops[n]["difference"])
-    entry = drops[name]
-    below = "significantly below the full set" if entry["below"] else "within noise"
-    return (f"worst challenge set {name} ({entry['difference']:+.2f} BLEU, "
-            f"{entry['sentences']} sentences, {below})")
+    below = {name: entry for name, entry in judged.items() if entry["below"]}
+    name = min(below or judged, key=lambda n: (below or judged)[n]["difference"])
+    entry = judged[name]
+    worst = f"{name} ({entry['difference']:+.2f} BLEU, {entry['sentences']} sentences"
+    if below:
+        return (f"challenge sets: {len(below)} of {len(judged)} significantly below the full "
+                f"set, most {worst})")
+    return (f"challenge sets: none of {len(judged)} significantly below the full set; "
+            f"largest drop {worst}, within noise)")
 
 
 #: What a run prints when Ctrl-C stopped it.
