@@ -394,6 +394,14 @@ def test_mqm_rates_and_correlation_by_hand():
     found = mqm.correlations(rates, {"drr": metric})
     terminology = next(c for c in found if c["category"].startswith("Terminology"))
     assert terminology["rho"] is None and terminology["reason"] == "constant rate"
+    # The table's family: Addition p 0.2 and Fluency (rates 0, 0, 0, 0.5: ranks 2 2 2 4
+    # against 1 3 2 4, r = 3 / sqrt(15) = 0.7746; with n = 4, p = 1 - r = 0.2254); Holm:
+    # 2 x 0.2 = 0.4, then max(0.4, 1 x 0.2254) = 0.4; the untested Terminology stays out.
+    by_category = {c["category"].split("/")[0]: c for c in found}
+    assert by_category["Fluency"]["p"] == pytest.approx(1 - 3 / 15 ** 0.5)
+    assert by_category["Accuracy"]["p_holm"] == pytest.approx(0.4)
+    assert by_category["Fluency"]["p_holm"] == pytest.approx(0.4)
+    assert by_category["Terminology"]["p_holm"] is None
 
 
 def test_mqm_bad_rows_name_the_line():

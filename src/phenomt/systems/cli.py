@@ -435,7 +435,8 @@ def _mqm_command(args: argparse.Namespace) -> int:
                             args.reference)
     write_json(args.output, record)
     for c in record["correlations"]:
-        rho = "—" if c["rho"] is None else f"{c['rho']:+.3f} (p {c['p']:.4f})"
+        rho = ("—" if c["rho"] is None else
+               f"{c['rho']:+.3f} (p {c['p']:.4f}, Holm-adjusted {c['p_holm']:.4f})")
         print(f"{c['metric']} vs {c['category']}: n={c['n']} rho={rho}"
               + (" [weak]" if c["weak"] else ""), file=sys.stderr)
     return 0

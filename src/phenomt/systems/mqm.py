@@ -9,7 +9,9 @@ row for a segment without errors. Every system is annotated on the same segments
   that were annotated), i.e. errors per annotated segment. The share of segments with at least
   one such error is recorded beside it.
 - **Correlation**: Spearman's ρ across systems (``scipy.stats.spearmanr``) between a metric
-  column and a rate, over the systems present in both; with n, ρ and the two-sided p. With
+  column and a rate, over the systems present in both; with n, ρ and the two-sided p, and
+  that p Holm-adjusted over all the correlations of a record (``p_holm``: one table shows
+  them together, every metric against every category). With
   fewer than :data:`WEAK_BELOW` systems the result is flagged as weak evidence (``weak``); a
   category with fewer than that many errors over those systems is flagged ``few_errors``.
 """
@@ -24,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from phenomt.core.io import InputError
+from phenomt.core.metrics.resample import holm
 from phenomt.systems.outputs import read_text
 
 RELEVANT_CATEGORIES = ("Terminology/Inconsistent use of terminology", "Fluency/Inconsistency",
@@ -152,6 +155,9 @@ def correlations(rates: Mapping[str, dict], metrics: Mapping[str, Mapping[str, f
             # Few annotated errors make a ranking of systems by rate mostly ties and noise.
             found.append({"metric": column, "category": category, "errors": errors,
                           "few_errors": errors < weak_below, **result})
+    # One table shows them all: their p-values are one family, Holm-adjusted together.
+    for c, adjusted in zip(found, holm([c["p"] for c in found]), strict=True):
+        c["p_holm"] = adjusted
     return found
 
 

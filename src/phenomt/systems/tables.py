@@ -359,11 +359,17 @@ def mqm_table(record: Mapping, catalogue: Mapping[tuple[str, str], dict], testse
         notes.append("DRR: word-level discontinuous redundancy ratio against the reference "
                      "(sacremoses tokens, stopwords and exemption quotas as in the "
                      "systems_redundancy table).")
+    tested = sum(c["p"] is not None for c in record["correlations"])
+    if tested:
+        notes.append(f"Spearman's ρ over the systems, two-sided p; the {tested} p-values "
+                     "below are one family, Holm-adjusted together (the family-wise error "
+                     "rate of the table held at 0.05).")
     for c in record["correlations"]:
         if c["rho"] is None:
             result = f"no ρ ({c['reason']})"
         else:
-            result = f"ρ = {c['rho']:+.3f}, p = {c['p']:.4f}"
+            result = (f"ρ = {c['rho']:+.3f}, p = {c['p']:.4f} (Holm-adjusted "
+                      f"{c['p_holm']:.4f})")
         flags = [f for f, on in (("weak evidence: n < " + str(record["weak_below"]), c["weak"]),
                                  ("few annotated errors", c["few_errors"])) if on]
         notes.append(f"Spearman {metric_label(c['metric'])} vs {c['category']}: n = {c['n']}, "
