@@ -522,11 +522,18 @@ def test_distance_table_correlates_bleu_with_distance(tmp_path: Path) -> None:
     records = [_score("m", "particle", b, v) for b, v in
                zip(("all", "ge1", "ge2", "ge3"), (30.0, 25.0, 27.0, 20.0), strict=True)]
     records += [_score("m", "reflexive", b, 18.0) for b in ("all", "ge1", "ge2", "ge3")]
+    # preposition stranding: 20, 25, 23, 30 -> ranks 1 3 2 4, rho +0.800, p 0.200 as well
+    records += [_score("m", "preposition-stranding", b, v) for b, v in
+                zip(("all", "ge1", "ge2", "ge3"), (20.0, 25.0, 23.0, 30.0), strict=True)]
     records += [_score("m", "particle", "eq1", 10.0), _score("m", "baseline", "all", 31.0)]
     frame, notes = distance_table(records)
     rows = {r["phenomenon"]: r for r in frame.to_dict("records")}
     assert rows["particle"]["BLEU ≥1"] == "25.00"
     assert (rows["particle"]["Spearman ρ"], rows["particle"]["p"]) == ("-0.800", "0.200")
+    # the table's two tested ρ are one family: Holm 2 x 0.2, then max(0.4, 0.2); reflexive
+    # (no ρ) stays out of it
+    assert [rows[p]["p (Holm)"] for p in ("particle", "preposition-stranding")] == ["0.400"] * 2
+    assert rows["reflexive"]["p (Holm)"] is None
     assert rows["reflexive"]["Spearman ρ"] is None
     assert "same at every distance" in rows["reflexive"]["note"]
     # Pearson: x - 1.5 = -1.5, -0.5, 0.5, 1.5; y - 25.5 = 4.5, -0.5, 1.5, -5.5; Sxy = -14,

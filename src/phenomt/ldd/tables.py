@@ -21,6 +21,7 @@ from phenomt.core import papers
 from phenomt.core.bins import bin_order, bin_title, parse_bin
 from phenomt.core.io import InputError
 from phenomt.core.lazy import pandas as pd
+from phenomt.core.metrics.resample import holm
 from phenomt.core.tables import bleu_table as model_bleu_table
 from phenomt.core.tables import format_number as _fmt
 from phenomt.core.tables import load_json
@@ -350,16 +351,21 @@ def distance_table(records: Sequence[Mapping[str, Any]], bins: Sequence[str] = D
             row.update(_paper_models("Table 5", _set_name({**name, "bin": label}),
                                      f"paper {title}"))
         row.update({"Spearman ρ": _fmt(correlation["rho"], 3),
-                    "p": _fmt(correlation["p"], 3), "Pearson r": _fmt(correlation["r"], 2),
+                    "p": _fmt(correlation["p"], 3), "p (Holm)": correlation["p"],
+                    "Pearson r": _fmt(correlation["r"], 2),
                     **{f"paper corr. ({label})": paper_printed(
                         "Table 5", f"{corpus}/{direction}/{phenomenon}", f"{column}/spearman")
                        for column, label in PAPER_MODELS.items()},
                     "n": correlation["n"], "note": correlation["note"]})
         rows.append(row)
+    # every row's ρ is tested in the one table: its p-values are one family
+    for row, adjusted in zip(rows, holm([row["p (Holm)"] for row in rows]), strict=True):
+        row["p (Holm)"] = _fmt(adjusted, 3)
     frame = sorted_frame(rows, ["model", "corpus", "direction", "scoring", "phenomenon"])
     notes = ["Spearman's ρ (scipy.stats.spearmanr) and Pearson's r (scipy.stats.pearsonr) "
              "between each bin's BLEU and its distance (All = 0, ≥k = k); p is scipy's "
-             "two-sided p-value of ρ, from so few points it is only indicative.",
+             "two-sided p-value of ρ, from so few points it is only indicative; p (Holm): "
+             "the same Holm-adjusted over every row of the table (one family).",
              f"Paper columns: {papers.citation(PAPER, 'Table 5')}, Moses BLEU of the Books "
              "sets by minimum distance; '—' where the paper has no such set (it has no News "
              "rows here).",
