@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from pathlib import Path
@@ -464,6 +465,22 @@ def test_commands_write_records_and_tables(tmp_path):
                "--md", tmp_path / "r.md", "--csv", tmp_path / "r.csv") == 0
     md = (tmp_path / "r.md").read_text(encoding="utf-8")
     assert "vs empty" in md and "10 most frequent" in md
+    # The table's paired tests are one family: with p 0.01 (CRR), 0.04 (DRR) and 0.03
+    # (CRR+DRR), Holm gives 3 x 0.01 = 0.03, then 2 x 0.03 = 0.06, then max(0.06, 0.04):
+    # DRR's raw p under 0.05 gets no star.
+    comparison = json.loads((tmp_path / "cmp.json").read_text(encoding="utf-8"))
+    for measure, p in (("crr", 0.01), ("drr", 0.04), ("redundancy", 0.03)):
+        comparison["subsets"]["all"][measure]["p_bootstrap"] = p
+    (tmp_path / "cmp.json").write_text(json.dumps(comparison), encoding="utf-8")
+    assert run("table", "systems-redundancy", "--records", tmp_path / "good.red.json",
+               tmp_path / "empty.red.json", "--comparisons", tmp_path / "cmp.json",
+               "--md", tmp_path / "r.md", "--csv", tmp_path / "r.csv") == 0
+    with open(tmp_path / "r.csv", newline="", encoding="utf-8") as handle:
+        cell = next(r for r in csv.DictReader(handle) if r["system"] == "good")["paired test"]
+    assert re.findall(r"Δ(\S+) \S+ \[[^]]*\] (p=\S+ Holm [0-9.]+(?: \*)?)", cell) == [
+        ("CRR", "p=0.0100, Holm 0.0300 *"), ("DRR", "p=0.0400, Holm 0.0600"),
+        ("CRR+DRR", "p=0.0300, Holm 0.0600")]
+    assert "adjusted over the table's 3 paired tests" in (tmp_path / "r.md").read_text("utf-8")
     assert run("systems", "mqm", "--annotations", DATA / "mqm.tsv", "--records",
                tmp_path / "good.red.json", "--metric", "drr",
                "--output", tmp_path / "mqm.json") == 0
@@ -572,7 +589,8 @@ def test_ltcr_table_with_the_paired_test_and_the_calibration_row(tmp_path):
     assert [r["L-All % [95% CI]"] for r in rows] == ["25.00 [10.00, 90.00]",
                                                      "75.00 [10.00, 90.00]",
                                                      "100.00 [10.00, 90.00] ‡"]
-    assert rows[1]["paired test"] == "vs A: ΔL-All +50.00 [+50.00, +50.00] p=0.0100 *"
+    # the one paired test of the table: a family of one, Holm = p
+    assert rows[1]["paired test"] == "vs A: ΔL-All +50.00 [+50.00, +50.00] p=0.0100, Holm 0.0100 *"
     assert not rows[0]["paired test"] and not rows[2]["paired test"]
     assert (rows[1]["pairs"], rows[1]["judged"], rows[1]["unjudged"]) == ("5", "4", "1")
     text = md.read_text(encoding="utf-8")

@@ -21,7 +21,7 @@ from phenomt.core.lazy import pandas as pd
 from phenomt.core.linelimit import MAX_TOKENS, kept_out_note, name_lines
 from phenomt.core.metrics import base as metrics
 from phenomt.core.metrics import ltcr
-from phenomt.core.metrics.resample import ALPHA, Comparison
+from phenomt.core.metrics.resample import ALPHA, Comparison, holm
 from phenomt.core.tables import format_number, interval_cell
 from phenomt.systems import intervals, ranking
 from phenomt.systems.challenge import (
@@ -229,21 +229,35 @@ def bleu_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str, str], d
     return pd.DataFrame(rows), notes
 
 
-def _comparison_cell(comparison: Mapping, subset: str) -> str | None:
-    tested = comparison["subsets"].get(subset)
-    if tested is None:
+REDUNDANCY_MEASURES = (("crr", "CRR"), ("drr", "DRR"), ("redundancy", "CRR+DRR"))
+
+
+def _comparison_tests(comparison: Mapping, subset: str) -> dict[str, Mapping]:
+    """The paired tests a redundancy comparison shows for one line subset, by measure."""
+    tested = comparison["subsets"].get(subset) or {}
+    return {measure: tested[measure] for measure, _ in REDUNDANCY_MEASURES
+            if tested.get(measure) is not None}
+
+
+def _comparison_cell(comparison: Mapping, subset: str,
+                     adjusted: Mapping[str, float]) -> str | None:
+    """A system's paired test against its pair: each measure's Δ with its paired interval,
+    its p and the p Holm-adjusted over the table (``adjusted``, by measure); * where the
+    adjusted p is under the test's alpha."""
+    tests = _comparison_tests(comparison, subset)
+    if not tests:
         return None
     parts = []
-    for measure, label in (("crr", "CRR"), ("drr", "DRR"), ("redundancy", "CRR+DRR")):
-        result = tested.get(measure)
+    for measure, label in REDUNDANCY_MEASURES:
+        result = tests.get(measure)
         if result is None:
             continue
         low, high = result["difference_ci"]
-        marker = " *" if result["significant"] else ""
+        marker = " *" if adjusted[measure] < comparison["test"]["alpha"] else ""
         interval = intervals.mark(f"[{low * 100:+.2f}, {high * 100:+.2f}]", result,
                                   "difference_ci")
         parts.append(f"Δ{label} {result['difference'] * 100:+.2f} {interval} "
-                     f"p={result['p_bootstrap']:.4f}{marker}")
+                     f"p={result['p_bootstrap']:.4f}, Holm {adjusted[measure]:.4f}{marker}")
     return f"vs {comparison['b']}: " + "; ".join(parts)
 
 
@@ -253,11 +267,19 @@ def redundancy_table(records: Sequence[Mapping], comparisons: Sequence[Mapping],
     """CRR, DRR and their sum in percent per system, with sentence-bootstrap intervals, and
     the paired test of system pairs (e.g. a non-autoregressive system against its AR twin)."""
     by_pair = {(c["testset"], c["a"]): c for c in comparisons}
+    shown = [(record, subset, by_pair.get((record["testset"], record["system"])))
+             for record, subset in _ordered(records)]
+    # every paired test the table shows (pair, line subset, measure) is one family
+    family = [(index, measure, result["p_bootstrap"])
+              for index, (_, subset, comparison) in enumerate(shown) if comparison is not None
+              for measure, result in _comparison_tests(comparison, subset).items()]
+    adjusted: dict[int, dict[str, float]] = {}
+    for (index, measure, _), p in zip(family, holm([p for _, _, p in family]), strict=True):
+        adjusted.setdefault(index, {})[measure] = p
     rows = []
-    for record, subset in _ordered(records):
+    for index, (record, subset, comparison) in enumerate(shown):
         entry = record["subsets"][subset]
         info = system_info(catalogue, record["testset"], record["system"], record)
-        comparison = by_pair.get((record["testset"], record["system"]))
         row = {"test set": record["testset"], "lines": subset, "sentences": entry["sentences"],
                "system": record["system"], "kind": info.get("kind") or None}
         for measure, label in (("crr", "CRR %"), ("drr", "DRR %"),
@@ -267,7 +289,7 @@ def redundancy_table(records: Sequence[Mapping], comparisons: Sequence[Mapping],
                 interval_cell(entry[measure], ci[0], ci[1], 2, 100.0), entry, f"{measure}_ci")
         row.update({"tokens": entry["tokens"], "empty lines": entry["empty_lines"],
                     "paired test": None if comparison is None
-                    else _comparison_cell(comparison, subset),
+                    else _comparison_cell(comparison, subset, adjusted.get(index, {})),
                     "origin": info["origin"], "licence": info["licence"]})
         rows.append(row)
     notes = ["Ratios are pooled over sentences (sum of redundant tokens over sum of |Y| - 1) and "
@@ -290,7 +312,9 @@ def redundancy_table(records: Sequence[Mapping], comparisons: Sequence[Mapping],
         notes.append(f"Paired test {c['a']} against {c['b']} on {c['testset']}: Δ = a - b in "
                      f"percentage points with its paired sentence-bootstrap interval "
                      f"({t['bootstrap_samples']} samples, seed {t['seed']}); p from the "
-                     f"bootstrap (* p < {t['alpha']}); randomization p: " + "; ".join(
+                     f"bootstrap, Holm: that p adjusted over the table's {len(family)} paired "
+                     f"tests (every pair, line subset and measure shown: one family; "
+                     f"* Holm < {t['alpha']}); randomization p: " + "; ".join(
                          f"{name} {m}: {res['p_randomization']:.4f}"
                          for name, sub in c["subsets"].items()
                          for m, res in sub.items() if isinstance(res, Mapping)) + ".")
@@ -380,12 +404,15 @@ def mqm_table(record: Mapping, catalogue: Mapping[tuple[str, str], dict], testse
 
 # --------------------------------------------------------------------------- LDD sets
 
-def _ltcr_test_cell(baseline: str, tested: Comparison, checked: Mapping) -> str:
-    marker = " *" if tested.significant() else ""
+def _ltcr_test_cell(baseline: str, tested: Comparison, checked: Mapping,
+                    adjusted: float) -> str:
+    """ΔL-All against the baseline with its paired interval, p and the p Holm-adjusted over
+    the table's tests (``adjusted``); * where that is under alpha."""
+    marker = " *" if adjusted < ALPHA else ""
     interval = intervals.mark(f"[{100 * checked['ci_low']:+.2f}, {100 * checked['ci_high']:+.2f}]",
                               checked)
     return (f"vs {baseline}: ΔL-All {100 * tested.difference:+.2f} {interval} "
-            f"p={tested.p:.4f}{marker}")
+            f"p={tested.p:.4f}, Holm {adjusted:.4f}{marker}")
 
 
 def _ltcr_paired(record: Mapping, path: str, base: Mapping, base_path: str, samples: int,
@@ -441,8 +468,12 @@ def ltcr_table(records: Mapping[tuple[str, str], tuple[Mapping, str]],
                                            checked["ci_high"], 2, 100.0), checked),
                          "pairs": record["pairs_all"], "judged": record["judged_all"],
                          "unjudged": record["unjudged_all"],
-                         "paired test": _ltcr_test_cell(baseline, tested, checked_test)
-                         if tested else None})
+                         "paired test": (baseline, tested, checked_test) if tested else None})
+    # the table's paired tests (each system against its test set's baseline): one family
+    family = [row for row in rows if row["paired test"] is not None]
+    for row, adjusted in zip(family, holm([row["paired test"][1].p for row in family]),
+                             strict=True):
+        row["paired test"] = _ltcr_test_cell(*row["paired test"], adjusted)
     first = next(iter(records.values()))[0]
     bootstrap = first["intervals"]
     notes = ["L-All (Lei et al. 2024): of the pairs of occurrences of a repeated Chinese "
@@ -454,7 +485,8 @@ def ltcr_table(records: Mapping[tuple[str, str], tuple[Mapping, str]],
              f"0-100%; {intervals.MARK} marks an interval that does not contain its L-All (or "
              f"difference); stemmer {first['stemmer']}.",
              f"Paired test: L-All of the system minus the baseline's, paired bootstrap over "
-             f"documents ({samples} samples, seed {seed}); * marks p < {ALPHA}.",
+             f"documents ({samples} samples, seed {seed}); Holm: its p adjusted over the "
+             f"table's {len(family)} paired tests (one family); * marks Holm < {ALPHA}.",
              "reference (calibration): the reference scored as a hypothesis. These test sets "
              "have no annotated chains, so its L-All is not 100%: the aligner's errors and the "
              "reference's own varied wording of repeats lower it. Read a system's L-All "
