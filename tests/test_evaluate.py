@@ -564,3 +564,25 @@ def test_the_summary_names_the_significant_drops_not_the_largest_noise():
         "particle.ge2 (-6.01 BLEU, 10 sentences, within noise)")
     assert _challenge_verdict({"sets": {"particle.ge3": _set(-12.9, 5, None)}}) == (
         "no challenge set of 10+ sentences")
+
+
+def test_the_cache_of_parses_given_to_the_jobs(tmp_path, monkeypatch):
+    import argparse
+
+    from phenomt.evaluate import parse_cache
+
+    def cache(**given) -> str:
+        return parse_cache(argparse.Namespace(**{"no_cache": False, "cache_dir": None,
+                                                 **given}))
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PHENOMT_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache() == str(tmp_path / "xdg" / "phenomt")
+    monkeypatch.setenv("PHENOMT_CACHE", "mine")  # relative: the jobs run in the output folder
+    assert cache() == str(tmp_path / "mine")
+    monkeypatch.setenv("PHENOMT_CACHE", "")
+    assert cache() == ""
+    assert cache(cache_dir="given") == str(tmp_path / "given")
+    monkeypatch.setenv("PHENOMT_CACHE", "mine")
+    assert cache(no_cache=True) == ""

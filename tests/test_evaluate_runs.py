@@ -127,6 +127,33 @@ def test_the_job_server_gives_the_same_bytes(de_en):
     assert _outputs(de_en / "served") == expected
 
 
+def test_a_second_folder_copies_the_cached_parses_and_gives_the_same_bytes(de_en):
+    args = ("--src", "t.de", "--ref", "t.en", "--langs", "de-en", "--hyp", "at.en",
+            "--hyp", "other.en", "--cache-dir", "cache")
+    first = _evaluate(de_en, *args)
+    assert first.returncode == 0, first.stderr
+    (de_en / "out").rename(de_en / "first")
+    # the German source parsed and the English reference tagged, two shards each
+    assert len(list((de_en / "cache" / "udpipe").glob("*.conllu"))) == 4
+    again = _evaluate(de_en, *args)
+    assert again.returncode == 0, again.stderr
+    logs = _parse_logs(de_en / "out")
+    assert len(logs) == 4 and all("copied from the cache" in log.read_text("utf-8")
+                                  for log in logs)
+    assert _outputs(de_en / "out") == _outputs(de_en / "first")
+    # --no-cache: parsed again
+    (de_en / "out").rename(de_en / "second")
+    alone = _evaluate(de_en, *args[:-2], "--no-cache")
+    assert alone.returncode == 0, alone.stderr
+    assert not any("copied" in log.read_text("utf-8") for log in _parse_logs(de_en / "out"))
+
+
+def _parse_logs(outdir: Path) -> list[Path]:
+    """The logs of a run's UDPipe jobs (the parse and tag shards)."""
+    return [log for kind in ("parse", "tags")
+            for log in sorted((outdir / "results" / "logs" / kind).glob("*.log"))]
+
+
 def test_an_mqm_file_with_new_content_and_an_old_time_is_read_again(tmp_path, mirror):
     data = mirror / "sysout" / "newstest2021.en-de"
     _head(data / "_testset" / "newstest2021.en", tmp_path / "t.en")

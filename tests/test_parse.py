@@ -96,6 +96,61 @@ def test_tag_only_gives_the_parses_tags_without_heads(tiny_model: Path, text_fil
     assert any(w.head is not None for s in read_conllu(parsed) for w in s.words)
 
 
+def test_a_cached_parse_is_reused_only_for_the_same_bytes_model_and_options(
+        tiny_model: Path, text_file: Path, tmp_path: Path, monkeypatch) -> None:
+    cache = tmp_path / "cache"
+    first, again = tmp_path / "first.conllu", tmp_path / "again.conllu"
+    assert parse_file(tiny_model, text_file, first, cache=cache) == len(SENTENCES)
+    [entry] = cache.iterdir()
+    assert entry.read_bytes() == first.read_bytes()
+    # the same bytes by the same model: copied, the model never loaded
+    monkeypatch.setattr(parse, "load_model", lambda path: pytest.fail("the model was loaded"))
+    assert parse_file(tiny_model, text_file, again, cache=cache) == len(SENTENCES)
+    assert again.read_bytes() == first.read_bytes()
+    # another option, another input or another model: other keys
+    key = parse.cache_key(tiny_model, text_file, False)
+    assert entry.name == f"{key}.conllu"
+    assert parse.cache_key(tiny_model, text_file, True) != key
+    other_text = tmp_path / "other.tok"
+    other_text.write_text("\n".join(SENTENCES[:-1]) + "\n", encoding="utf-8")
+    assert parse.cache_key(tiny_model, other_text, False) != key
+    other_model = tmp_path / "other.udpipe"
+    other_model.write_bytes(tiny_model.read_bytes() + b"\0")
+    assert parse.cache_key(other_model, text_file, False) != key
+
+
+def test_a_damaged_cache_entry_is_parsed_again(tiny_model: Path, text_file: Path,
+                                               tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    out = tmp_path / "out.conllu"
+    parse_file(tiny_model, text_file, out, cache=cache)
+    [entry] = cache.iterdir()
+    whole = entry.read_bytes()
+    entry.write_bytes(whole[: len(whole) // 2])  # a sentence count that is not the input's
+    again = tmp_path / "again.conllu"
+    assert parse_file(tiny_model, text_file, again, cache=cache) == len(SENTENCES)
+    assert again.read_bytes() == whole and entry.read_bytes() == whole
+
+
+def test_an_unwritable_cache_only_warns(tiny_model: Path, text_file: Path, tmp_path: Path,
+                                        caplog) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder", encoding="utf-8")
+    out = tmp_path / "out.conllu"
+    assert parse_file(tiny_model, text_file, out, cache=blocked / "udpipe") == len(SENTENCES)
+    assert len(read_conllu(out)) == len(SENTENCES)
+    assert "could not keep the parse in the cache" in caplog.text
+
+
+def test_the_cache_folder_comes_from_the_environment(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.delenv(parse.CACHE_ENV, raising=False)
+    assert parse.cache_dir() is None
+    monkeypatch.setenv(parse.CACHE_ENV, "")
+    assert parse.cache_dir() is None
+    monkeypatch.setenv(parse.CACHE_ENV, str(tmp_path))
+    assert parse.cache_dir() == tmp_path / "udpipe"
+
+
 def test_shard_sizes() -> None:
     assert shard_sizes(7, 3) == [3, 2, 2]
     assert shard_sizes(2, 4) == [1, 1, 0, 0]

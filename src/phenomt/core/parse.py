@@ -122,15 +122,87 @@ def parse_lines(model: ufal.udpipe.Model, lines: Iterable[str],
         yield writer.writeSentence(sentence)
 
 
+#: The environment variable naming the folder of phenomt's caches (``udpipe/`` holds the
+#: parses); unset or empty: no cache.
+CACHE_ENV = "PHENOMT_CACHE"
+#: Part of every cache key: raise it when :func:`parse_lines` writes other CoNLL-U for the same
+#: input, so that no parse of an earlier version is reused.
+CACHE_FORMAT = 1
+
+
+def cache_dir() -> Path | None:
+    """The folder of cached parses from ``$PHENOMT_CACHE`` (its ``udpipe/``), or None."""
+    root = os.environ.get(CACHE_ENV, "")
+    return Path(root) / "udpipe" if root else None
+
+
+def cache_key(model_path: str | os.PathLike[str], input_path: str | os.PathLike[str],
+              tag_only: bool) -> str:
+    """The SHA-256 naming a parse in the cache: of the model's and the input's bytes, the
+    UDPipe version, the length limit, ``tag_only`` and :data:`CACHE_FORMAT`. A parse depends
+    on nothing else, so a key found in the cache is the parse this call would make."""
+    import hashlib
+    from importlib.metadata import version
+
+    key = hashlib.sha256(f"phenomt parse {CACHE_FORMAT}; ufal.udpipe {version('ufal.udpipe')}; "
+                         f"max tokens {MAX_TOKENS}; tag only {tag_only}\n".encode())
+    for path in (model_path, input_path):
+        with open_binary(path) as handle:
+            key.update(hashlib.file_digest(handle, "sha256").digest())
+    return key.hexdigest()
+
+
+def _cached(entry: Path, lines: int) -> bytes | None:
+    """A cached parse's bytes if it holds one sentence per input line, else None (a cache
+    entry is written atomically, so only a damaged folder holds another)."""
+    try:
+        data = entry.read_bytes()
+    except OSError:
+        return None
+    whole = data.count(b"\n\n") == lines and (data.endswith(b"\n\n") or not data)
+    return data if whole else None
+
+
 def parse_file(model_path: str | os.PathLike[str], input_path: str | os.PathLike[str],
                output_path: str | os.PathLike[str], first_id: int = 1,
-               tag_only: bool = False) -> int:
+               tag_only: bool = False, cache: Path | None = None) -> int:
     """Parse (or only tag, see :func:`parse_lines`) a tokenized text file into a CoNLL-U
     file; returns the number of sentences.
 
     The model is loaded once for the whole file; the output is written atomically. Lines kept
-    out as too long (:func:`parse_lines`) are logged.
+    out as too long (:func:`parse_lines`) are logged. With ``cache`` (a folder, see
+    :func:`cache_dir`), a parse of the same bytes by the same model is copied from there
+    instead of made again (:func:`parse_or_reuse`).
     """
+    if cache is not None and first_id == 1:  # sent_id counts from 1 in every cached parse
+        return parse_or_reuse(model_path, input_path, output_path, tag_only, cache)[0]
+    return _parse_file(model_path, input_path, output_path, first_id, tag_only)
+
+
+def parse_or_reuse(model_path: str | os.PathLike[str], input_path: str | os.PathLike[str],
+                   output_path: str | os.PathLike[str], tag_only: bool,
+                   cache: Path) -> tuple[int, Path | None]:
+    """:func:`parse_file` through the cache folder ``cache``: the number of sentences, and
+    the cache entry the parse was copied from (None where it was made, then kept there; a
+    cache that cannot be written only logs a warning)."""
+    entry = cache / f"{cache_key(model_path, input_path, tag_only)}.conllu"
+    lines = count_lines(input_path)
+    data = _cached(entry, lines)
+    if data is not None:
+        with atomic_write(output_path, "wb") as out:
+            out.write(data)
+        return lines, entry
+    count = _parse_file(model_path, input_path, output_path, 1, tag_only)
+    try:
+        with open_binary(output_path) as parsed, atomic_write(entry, "wb") as kept:
+            kept.write(parsed.read())
+    except OSError as err:
+        log.warning("could not keep the parse in the cache %s: %s", entry.parent, err)
+    return count, None
+
+
+def _parse_file(model_path: str | os.PathLike[str], input_path: str | os.PathLike[str],
+                output_path: str | os.PathLike[str], first_id: int, tag_only: bool) -> int:
     model = load_model(model_path)
     count = 0
     skipped: list[int] = []
@@ -261,9 +333,15 @@ def train_model(conllu_paths: Sequence[str | os.PathLike[str]],
 
 
 def _cmd_parse(args: argparse.Namespace) -> int:
-    count = parse_file(args.model, args.input, args.output, tag_only=args.tag_only)
-    print(f"{'tagged' if args.tag_only else 'parsed'} {count} sentences into {args.output}",
-          file=sys.stderr)
+    cache, reused = cache_dir(), None
+    if cache is None:
+        count = parse_file(args.model, args.input, args.output, tag_only=args.tag_only)
+    else:
+        count, reused = parse_or_reuse(args.model, args.input, args.output, args.tag_only,
+                                       cache)
+    done = "tagged" if args.tag_only else "parsed"
+    print(f"{done} {count} sentences into {args.output}"
+          + (f" (copied from the cache: {reused})" if reused else ""), file=sys.stderr)
     return 0
 
 
@@ -296,6 +374,10 @@ def register_cli(tree: CommandTree) -> None:
     sub.add_argument("--tag-only", action="store_true",
                      help="tag without parsing (HEAD and DEPREL left empty): for the part of "
                           "speech alone, in two thirds of the time")
+    sub.epilog = (f"With ${CACHE_ENV} set to a folder, a parse of the same input bytes by the "
+                  f"same model is copied from ${CACHE_ENV}/udpipe/ (keyed by their SHA-256, "
+                  "the UDPipe version and the options) instead of made again, and each new "
+                  "parse is kept there.")
 
     sub = tree.add("parse scatter", "Split a text file into contiguous shards for parallel "
                                     "parsing.", _cmd_scatter)

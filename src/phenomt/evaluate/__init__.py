@@ -37,6 +37,7 @@ from phenomt.core.cliargs import positive_int
 from phenomt.core.fetch import find_mirror
 from phenomt.core.io import InputError, atomic_write
 from phenomt.core.metrics import base as metrics
+from phenomt.core.parse import CACHE_ENV
 from phenomt.core.tables import load_json
 from phenomt.evaluate import checks, inputs
 from phenomt.evaluate.checks import MIN_SAMPLES, parse_langs
@@ -534,7 +535,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     # The job server and Snakemake start first and load their modules (about 2 s and 1 s of
     # CPU) while the inputs are checked; a refused run closes them before they do anything.
     with ExitStack() as started:
-        env = _child_env()
+        env = _child_env(args)
         served = None
         if args.job_server:
             served = started.enter_context(jobserver.running(env, _server_args(args)))
@@ -626,9 +627,26 @@ def _print_summary(plan: Plan, request: Request, outdir: Path, lines: int,
         print(f"report: {outdir / 'report.html'}")
 
 
-def _child_env() -> dict[str, str]:
+def _child_env(args: argparse.Namespace) -> dict[str, str]:
     # fairseq/torch are not used here, but rules may start Python tools that read these.
-    return dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
+    return dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"),
+                **{CACHE_ENV: parse_cache(args)})
+
+
+def parse_cache(args: argparse.Namespace) -> str:
+    """The folder of phenomt's caches for the run's jobs (``$PHENOMT_CACHE``, see
+    :func:`phenomt.core.parse.cache_dir`), absolute since the jobs run in the output folder;
+    empty for none. ``--cache-dir`` first, then ``$PHENOMT_CACHE`` where set (empty: none),
+    else ``$XDG_CACHE_HOME/phenomt`` (``~/.cache/phenomt``)."""
+    if args.no_cache:
+        return ""
+    if args.cache_dir is not None:
+        return str(Path(args.cache_dir).expanduser().resolve())
+    if CACHE_ENV in os.environ:
+        given = os.environ[CACHE_ENV]
+        return str(Path(given).expanduser().resolve()) if given else ""
+    home = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return str(Path(home).expanduser().resolve() / "phenomt")
 
 
 EVALUATE_HELP = """Score your own system outputs on any test set: every metric that applies, with
@@ -693,6 +711,15 @@ def register_cli(tree) -> None:
                    help="with the LDD sets, leave out the word recall by part of speech: "
                         "no UDPipe tagging of the reference (about a third of a first run's "
                         "time with the sets)")
+    cache = p.add_mutually_exclusive_group()
+    cache.add_argument("--cache-dir", metavar="DIR",
+                       help="where the UDPipe parses of the LDD sets and the POS buckets are "
+                            "kept and reused by any later run on the same test set, in any "
+                            "output folder (keyed by the SHA-256 of the text, the model and "
+                            "the options; default: $PHENOMT_CACHE, else "
+                            "$XDG_CACHE_HOME/phenomt or ~/.cache/phenomt)")
+    cache.add_argument("--no-cache", action="store_true",
+                       help="parse without reading or keeping cached parses")
     p.add_argument("--align-extra", nargs="+", default=[], metavar="CORPUS",
                    help="catalogued corpora of the pair the LDD or LTCR aligner trains on "
                         "beside the test set (from the mirror or downloaded)")
