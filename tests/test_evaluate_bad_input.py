@@ -191,6 +191,10 @@ CASES = [
                                     "newstest2017.zh-en"), "is a corpus of zh-en"),
     Case("mirror-not-a-folder", (*BASE, "--hyp", "{hyp}", "--mirror", "{file}"),
          "configured mirror is not a directory"),
+    Case("cache-dir-is-a-file", (*BASE, "--hyp", "{hyp}", "--cache-dir", "{file}"),
+         "the cache of parses (--cache-dir or $PHENOMT_CACHE) is not a folder"),
+    Case("cache-dir-and-no-cache", (*BASE, "--hyp", "{hyp}", "--cache-dir", "{dir}",
+                                    "--no-cache"), "not allowed with argument"),
     # the output folder
     Case("outdir-is-a-file", (*BASE, "--hyp", "{hyp}", "--outdir", "{file}"),
          "is a file, not a folder"),

@@ -470,6 +470,10 @@ def prepare(args: argparse.Namespace) -> tuple[Request, Path, dict[str, Any], li
     src_lang, tgt_lang = args.langs
     outdir = Path(args.outdir).resolve()
     checks.check_outdir(outdir)
+    cache = parse_cache(args)
+    if cache and Path(cache).exists() and not Path(cache).is_dir():
+        raise InputError(cache, "the cache of parses (--cache-dir or $PHENOMT_CACHE) is not a "
+                                "folder")
     checks.check_unique(args.metrics, "--metrics")
     if "ltcr" in args.metrics and not args.docids:
         raise InputError("--metrics", "ltcr scores documents: give the test set's document "
