@@ -100,12 +100,14 @@ def test_a_cached_parse_is_reused_only_for_the_same_bytes_model_and_options(
         tiny_model: Path, text_file: Path, tmp_path: Path, monkeypatch) -> None:
     cache = tmp_path / "cache"
     first, again = tmp_path / "first.conllu", tmp_path / "again.conllu"
-    assert parse_file(tiny_model, text_file, first, cache=cache) == len(SENTENCES)
+    assert parse.parse_or_reuse(tiny_model, text_file, first, False, cache) == (
+        len(SENTENCES), None)
     [entry] = cache.iterdir()
     assert entry.read_bytes() == first.read_bytes()
     # the same bytes by the same model: copied, the model never loaded
     monkeypatch.setattr(parse, "load_model", lambda path: pytest.fail("the model was loaded"))
-    assert parse_file(tiny_model, text_file, again, cache=cache) == len(SENTENCES)
+    assert parse.parse_or_reuse(tiny_model, text_file, again, False, cache) == (
+        len(SENTENCES), entry)
     assert again.read_bytes() == first.read_bytes()
     # another option, another input or another model: other keys
     key = parse.cache_key(tiny_model, text_file, False)
@@ -123,12 +125,13 @@ def test_a_damaged_cache_entry_is_parsed_again(tiny_model: Path, text_file: Path
                                                tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     out = tmp_path / "out.conllu"
-    parse_file(tiny_model, text_file, out, cache=cache)
+    parse.parse_or_reuse(tiny_model, text_file, out, False, cache)
     [entry] = cache.iterdir()
     whole = entry.read_bytes()
     entry.write_bytes(whole[: len(whole) // 2])  # a sentence count that is not the input's
     again = tmp_path / "again.conllu"
-    assert parse_file(tiny_model, text_file, again, cache=cache) == len(SENTENCES)
+    assert parse.parse_or_reuse(tiny_model, text_file, again, False, cache) == (
+        len(SENTENCES), None)
     assert again.read_bytes() == whole and entry.read_bytes() == whole
 
 
@@ -137,7 +140,8 @@ def test_an_unwritable_cache_only_warns(tiny_model: Path, text_file: Path, tmp_p
     blocked = tmp_path / "file"
     blocked.write_text("not a folder", encoding="utf-8")
     out = tmp_path / "out.conllu"
-    assert parse_file(tiny_model, text_file, out, cache=blocked / "udpipe") == len(SENTENCES)
+    assert parse.parse_or_reuse(tiny_model, text_file, out, False, blocked / "udpipe") == (
+        len(SENTENCES), None)
     assert len(read_conllu(out)) == len(SENTENCES)
     assert "could not keep the parse in the cache" in caplog.text
 

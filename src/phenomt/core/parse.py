@@ -165,18 +165,27 @@ def _cached(entry: Path, lines: int) -> bytes | None:
 
 def parse_file(model_path: str | os.PathLike[str], input_path: str | os.PathLike[str],
                output_path: str | os.PathLike[str], first_id: int = 1,
-               tag_only: bool = False, cache: Path | None = None) -> int:
+               tag_only: bool = False) -> int:
     """Parse (or only tag, see :func:`parse_lines`) a tokenized text file into a CoNLL-U
     file; returns the number of sentences.
 
     The model is loaded once for the whole file; the output is written atomically. Lines kept
-    out as too long (:func:`parse_lines`) are logged. With ``cache`` (a folder, see
-    :func:`cache_dir`), a parse of the same bytes by the same model is copied from there
-    instead of made again (:func:`parse_or_reuse`).
+    out as too long (:func:`parse_lines`) are logged. :func:`parse_or_reuse` does the same
+    through a cache of parses.
     """
-    if cache is not None and first_id == 1:  # sent_id counts from 1 in every cached parse
-        return parse_or_reuse(model_path, input_path, output_path, tag_only, cache)[0]
-    return _parse_file(model_path, input_path, output_path, first_id, tag_only)
+    model = load_model(model_path)
+    count = 0
+    skipped: list[int] = []
+    with atomic_write(output_path) as out:
+        for block in parse_lines(model, iter_lines(input_path), input_path, first_id,
+                                 skipped, tag_only):
+            out.write(block)
+            count += 1
+    if skipped:
+        log.warning("%s: %d of %d lines over %d tokens kept out of the parse (placeholder "
+                    "sentences): %s", input_path, len(skipped), count, MAX_TOKENS,
+                    name_lines(skipped))
+    return count
 
 
 def parse_or_reuse(model_path: str | os.PathLike[str], input_path: str | os.PathLike[str],
@@ -192,30 +201,13 @@ def parse_or_reuse(model_path: str | os.PathLike[str], input_path: str | os.Path
         with atomic_write(output_path, "wb") as out:
             out.write(data)
         return lines, entry
-    count = _parse_file(model_path, input_path, output_path, 1, tag_only)
+    count = parse_file(model_path, input_path, output_path, 1, tag_only)
     try:
         with open_binary(output_path) as parsed, atomic_write(entry, "wb") as kept:
             kept.write(parsed.read())
     except OSError as err:
         log.warning("could not keep the parse in the cache %s: %s", entry.parent, err)
     return count, None
-
-
-def _parse_file(model_path: str | os.PathLike[str], input_path: str | os.PathLike[str],
-                output_path: str | os.PathLike[str], first_id: int, tag_only: bool) -> int:
-    model = load_model(model_path)
-    count = 0
-    skipped: list[int] = []
-    with atomic_write(output_path) as out:
-        for block in parse_lines(model, iter_lines(input_path), input_path, first_id,
-                                 skipped, tag_only):
-            out.write(block)
-            count += 1
-    if skipped:
-        log.warning("%s: %d of %d lines over %d tokens kept out of the parse (placeholder "
-                    "sentences): %s", input_path, len(skipped), count, MAX_TOKENS,
-                    name_lines(skipped))
-    return count
 
 
 def shard_sizes(total: int, shards: int) -> list[int]:

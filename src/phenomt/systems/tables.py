@@ -229,13 +229,14 @@ def bleu_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str, str], d
     return pd.DataFrame(rows), notes
 
 
-REDUNDANCY_MEASURES = (("crr", "CRR"), ("drr", "DRR"), ("redundancy", "CRR+DRR"))
+#: The redundancy measures of a record and a comparison, with their column labels.
+REDUNDANCY_MEASURES = {"crr": "CRR", "drr": "DRR", "redundancy": "CRR+DRR"}
 
 
 def _comparison_tests(comparison: Mapping, subset: str) -> dict[str, Mapping]:
     """The paired tests a redundancy comparison shows for one line subset, by measure."""
     tested = comparison["subsets"].get(subset) or {}
-    return {measure: tested[measure] for measure, _ in REDUNDANCY_MEASURES
+    return {measure: tested[measure] for measure in REDUNDANCY_MEASURES
             if tested.get(measure) is not None}
 
 
@@ -248,16 +249,14 @@ def _comparison_cell(comparison: Mapping, subset: str,
     if not tests:
         return None
     parts = []
-    for measure, label in REDUNDANCY_MEASURES:
-        result = tests.get(measure)
-        if result is None:
-            continue
+    for measure, result in tests.items():
         low, high = result["difference_ci"]
         marker = " *" if adjusted[measure] < comparison["test"]["alpha"] else ""
         interval = intervals.mark(f"[{low * 100:+.2f}, {high * 100:+.2f}]", result,
                                   "difference_ci")
-        parts.append(f"Δ{label} {result['difference'] * 100:+.2f} {interval} "
-                     f"p={result['p_bootstrap']:.4f}, Holm {adjusted[measure]:.4f}{marker}")
+        parts.append(f"Δ{REDUNDANCY_MEASURES[measure]} {result['difference'] * 100:+.2f} "
+                     f"{interval} p={result['p_bootstrap']:.4f}, Holm "
+                     f"{adjusted[measure]:.4f}{marker}")
     return f"vs {comparison['b']}: " + "; ".join(parts)
 
 
@@ -282,10 +281,9 @@ def redundancy_table(records: Sequence[Mapping], comparisons: Sequence[Mapping],
         info = system_info(catalogue, record["testset"], record["system"], record)
         row = {"test set": record["testset"], "lines": subset, "sentences": entry["sentences"],
                "system": record["system"], "kind": info.get("kind") or None}
-        for measure, label in (("crr", "CRR %"), ("drr", "DRR %"),
-                               ("redundancy", "CRR+DRR %")):
+        for measure, label in REDUNDANCY_MEASURES.items():
             ci = entry[f"{measure}_ci"] or [None, None]
-            row[f"{label} [95% CI]"] = intervals.mark(
+            row[f"{label} % [95% CI]"] = intervals.mark(
                 interval_cell(entry[measure], ci[0], ci[1], 2, 100.0), entry, f"{measure}_ci")
         row.update({"tokens": entry["tokens"], "empty lines": entry["empty_lines"],
                     "paired test": None if comparison is None
@@ -438,6 +436,7 @@ def ltcr_table(records: Mapping[tuple[str, str], tuple[Mapping, str]],
     ``records`` maps (test set, system) to the record and its file."""
     rows = []
     misses = []
+    paired = []  # (row, its test's cell arguments): one family, adjusted below
     for testset in dict.fromkeys(t for t, _ in records):
         systems = [s for t, s in records if t == testset]
         baseline = baselines.get(testset)
@@ -468,12 +467,13 @@ def ltcr_table(records: Mapping[tuple[str, str], tuple[Mapping, str]],
                                            checked["ci_high"], 2, 100.0), checked),
                          "pairs": record["pairs_all"], "judged": record["judged_all"],
                          "unjudged": record["unjudged_all"],
-                         "paired test": (baseline, tested, checked_test) if tested else None})
+                         "paired test": None})
+            if tested is not None:
+                paired.append((rows[-1], (baseline, tested, checked_test)))
     # the table's paired tests (each system against its test set's baseline): one family
-    family = [row for row in rows if row["paired test"] is not None]
-    for row, adjusted in zip(family, holm([row["paired test"][1].p for row in family]),
-                             strict=True):
-        row["paired test"] = _ltcr_test_cell(*row["paired test"], adjusted)
+    for (row, cell), adjusted in zip(paired, holm([cell[1].p for _, cell in paired]),
+                                     strict=True):
+        row["paired test"] = _ltcr_test_cell(*cell, adjusted)
     first = next(iter(records.values()))[0]
     bootstrap = first["intervals"]
     notes = ["L-All (Lei et al. 2024): of the pairs of occurrences of a repeated Chinese "
@@ -486,7 +486,7 @@ def ltcr_table(records: Mapping[tuple[str, str], tuple[Mapping, str]],
              f"difference); stemmer {first['stemmer']}.",
              f"Paired test: L-All of the system minus the baseline's, paired bootstrap over "
              f"documents ({samples} samples, seed {seed}); Holm: its p adjusted over the "
-             f"table's {len(family)} paired tests (one family); * marks Holm < {ALPHA}.",
+             f"table's {len(paired)} paired tests (one family); * marks Holm < {ALPHA}.",
              "reference (calibration): the reference scored as a hypothesis. These test sets "
              "have no annotated chains, so its L-All is not 100%: the aligner's errors and the "
              "reference's own varied wording of repeats lower it. Read a system's L-All "
