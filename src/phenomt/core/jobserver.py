@@ -87,7 +87,10 @@ def serve(path: str, run: Callable[[list[str]], int],
     while True:
         readable, _, _ = select.select(watched, [], [], 0 if steps else None)
         if owner in readable and not os.read(owner, 1):
-            return  # its owner is gone (killed outright): no server outlives it
+            # its owner is gone (killed outright): no server outlives it, and a SIGTERM
+            # that comes while it exits is not an error (see _stop_serving)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            return
         if server in readable:
             conn, _ = server.accept()
             if os.fork() == 0:
@@ -102,6 +105,9 @@ def serve(path: str, run: Callable[[list[str]], int],
 
 
 def _stop_serving(_sig: int, _frame: object) -> None:
+    # once: a second SIGTERM during the interpreter's exit would raise inside its atexit
+    # callbacks, which print "Exception ignored" into the server's log
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise SystemExit(0)
 
 
