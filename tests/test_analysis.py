@@ -116,6 +116,8 @@ def test_the_record_finds_the_rare_words_the_baseline_misses():
                                       tokenize="13a", frequencies=freq, samples=200, seed=3)
     buckets = {b["bucket"]: b["systems"] for b in record["frequency"]["buckets"]}
     unseen, frequent = buckets["<1"], buckets["[10, 100)"]
+    sizes = {b["bucket"]: b["sentences"] for b in record["frequency"]["buckets"]}
+    assert sizes["<1"] == sizes["[10, 100)"] == 80 and sizes["1"] == 0
     assert unseen["bad"]["score"] == 0.0 and unseen["good"]["score"] == 100.0
     assert unseen["good"]["difference"] == 100.0 and unseen["good"]["p_adjusted"] < 0.05
     assert unseen["bad"]["difference"] is None  # the baseline itself
@@ -139,6 +141,38 @@ def test_the_record_finds_the_rare_words_the_baseline_misses():
     assert len(better) == analysis.EXAMPLES and better[0]["difference"] > 0
     assert record["examples"]["systems"]["same"] == {"system_better": [],
                                                      "baseline_better": []}
+
+
+def test_a_bucket_of_fewer_than_ten_sentences_gets_no_test():
+    # the rare word in 9 of 80 sentences, which "good" copies and "bad" misses: the unseen
+    # bucket's difference is 100 points, but 9 sentences are too few for a test
+    refs = [f"the cat sees zebra{i} today" if i < 9 else "the cat sees today"
+            for i in range(80)]
+    hyps = {"bad": ["the cat sees today"] * 80, "good": list(refs)}
+    record = analysis.analysis_record(
+        testset="toy", hypotheses=hyps, references=refs, sources=refs, baseline="bad",
+        target_lang="en", tokenize="13a", samples=200, seed=3,
+        frequencies=analysis.corpus_frequencies(["the cat sees today"] * 20, "13a", "toy"))
+    buckets = {b["bucket"]: b for b in record["frequency"]["buckets"]}
+    unseen, frequent = buckets["<1"], buckets["[10, 100)"]
+    assert unseen["sentences"] == 9 and frequent["sentences"] == 80
+    cell = unseen["systems"]["good"]
+    # value, interval and difference stay; no p, so no Holm-adjusted p and no place in
+    # the family either
+    assert cell["score"] == 100.0 and cell["difference"] == 100.0
+    assert cell["difference_ci"] is not None
+    assert cell["p_value"] is None and cell["p_adjusted"] is None
+    tested = frequent["systems"]["good"]
+    assert tested["p_value"] == 1.0 and tested["p_adjusted"] == 1.0
+    assert analysis.judged(10) and not analysis.judged(9)
+    frame, notes = analysis.buckets_table(record)
+    rows = {(r["bucket"], r["system"]): r for r in frame.to_dict("records")}
+    small = rows[("<1", "good")]
+    assert (small["words"], small["sentences"]) == ("9", 9)
+    assert small["p adj."] == "— (under 10 sentences)"
+    assert rows[("<1", "bad (baseline)")]["p adj."] is None
+    assert rows[("[10, 100)", "good")]["p adj."] == "1.0000"
+    assert "fewer than 10 sentences gets no test" in notes[1]
 
 
 def test_record_is_deterministic_and_checks_its_inputs():

@@ -145,20 +145,49 @@ def test_buckets_draw_a_pos_panel_when_the_record_has_pos_buckets():
     from phenomt.systems import analysis
     from tests.test_analysis import CONLLU
 
-    refs = ["zum Haus", "The cats sat on the mat.", "A dog."]
-    hyps = {"base": ["zum Hause", "The cat sat on a mat.", "A dog."],
-            "good": ["zum Haus", "The cats sat on the mat.", "A dog."]}
+    # the hand parse's two sentences five times over (lines 3k + 1, 3k + 2; 3k + 3 unparsed):
+    # NOUN and ADP in 10 sentences; VERB ("sat") and DET ("the": "zum" counts as ADP) in 5
+    copies = 5
+    parse = "".join(CONLLU.replace("# sent_id = 2", f"# sent_id = {3 * k + 2}")
+                    .replace("# sent_id = 1\n", f"# sent_id = {3 * k + 1}\n")
+                    for k in range(copies))
+    refs = ["zum Haus", "The cats sat on the mat.", "A dog."] * copies
+    hyps = {"base": ["zum Hause", "The cat sat on a mat.", "A dog."] * copies,
+            "good": list(refs)}
     record = analysis.analysis_record(
         testset="toy", hypotheses=hyps, references=refs, sources=refs, baseline="base",
         target_lang="en", tokenize="13a", samples=50,
         frequencies=analysis.corpus_frequencies(refs, "13a", "toy"),
-        reference_parse=parse_conllu(CONLLU))
+        reference_parse=parse_conllu(parse))
+    sizes = {b["bucket"]: b["sentences"] for b in record["pos"]["buckets"]}
+    assert sizes == {"NOUN": 10, "VERB": 5, "DET": 5, "ADP": 10}
     fig = figures.draw_buckets(record)
     try:
         assert len(fig.axes) == 3
         pos = fig.axes[2]
         assert "part of speech" in pos.get_title()
-        assert [t.get_text() for t in pos.get_xticklabels()] == ["NOUN", "VERB", "DET", "ADP"]
+        # VERB's and DET's 5 sentences: named under the panels, not drawn
+        assert [t.get_text() for t in pos.get_xticklabels()] == ["NOUN", "ADP"]
+        note = " ".join(t.get_text() for t in fig.texts)
+        assert "fewer than 10 sentences, not drawn" in note and "POS VERB (5), POS DET (5)" in note
+        assert "filled: Holm-adjusted p < 0.05" in fig._suptitle.get_text()
+    finally:
+        close_figure(fig)
+
+
+def test_buckets_fill_the_differences_the_holm_adjusted_test_finds():
+    record = _toy_record()
+    cells = {b["bucket"]: b["systems"] for b in record["frequency"]["buckets"]}
+    assert cells["<1"]["good"]["p_adjusted"] < 0.05  # 100 points over 40 sentences
+    assert cells["<1"]["same"]["p_adjusted"] == 1.0
+    fig = figures.draw_buckets(record)
+    try:
+        top = fig.axes[0]
+        # one filled marker: "good" in the unseen bucket; every marker is drawn hollow first
+        filled = {line.get_gid(): list(line.get_ydata()) for line in top.get_lines()
+                  if (line.get_gid() or "").startswith("significant")}
+        assert filled == {"significant good": [pytest.approx(100.0)], "significant same": []}
+        assert not [t for t in fig.texts if "not drawn" in t.get_text()]  # none too small
     finally:
         close_figure(fig)
 

@@ -25,6 +25,8 @@ def test_cells_become_data():
     assert parse_cell("-0.61 [-1.20, -0.05]")["ci"] == [-1.2, -0.05]
     assert parse_cell("61.00% [55.10, 66.00]")["value"] == 61.0
     assert parse_cell("12.5") == 12.5 and parse_cell(3) == 3 and parse_cell(float("nan")) is None
+    assert parse_cell("240") == 240 and isinstance(parse_cell("240"), int)
+    assert parse_cell("-3") == -3 and parse_cell("2.0") == 2.0
     assert parse_cell("newstest2017 (3,004 lines)") == "newstest2017 (3,004 lines)"
     assert parse_cell(None) is None
 

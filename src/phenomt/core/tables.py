@@ -93,7 +93,8 @@ def json_path(csv_path: str | Path) -> Path:
 def parse_cell(cell: object) -> object:
     """A table cell as data: a number stays a number, ``"v [low, high] ..."`` becomes
     ``{"value", "ci", "text"}`` (the text keeps its marks), a number written as text a
-    number, an empty cell None, any other text itself."""
+    number (an integer without a decimal point), an empty cell None, any other text
+    itself."""
     if cell is None or (isinstance(cell, float) and math.isnan(cell)):
         return None
     if hasattr(cell, "item"):  # numpy scalars
@@ -105,7 +106,9 @@ def parse_cell(cell: object) -> object:
     if found:
         return {"value": float(found["value"]),
                 "ci": [float(found["low"]), float(found["high"])], "text": text}
-    return float(text) if _NUMBER.match(text) else text
+    if not _NUMBER.match(text):
+        return text
+    return float(text) if "." in text else int(text)  # a count written as text stays whole
 
 
 def table_record(frame: pd.DataFrame, title: str, notes: Sequence[str] = ()) -> dict:

@@ -27,7 +27,11 @@ bucket (compare-mt's cutoffs 10 ... 60), a slice of the test set's resamples.
 
 Every bucket value has its 95% percentile interval and, for each system but the baseline, the
 paired difference against the baseline on the same resamples with its p, Holm-adjusted over a
-system's buckets of one analysis.
+system's buckets of one analysis. A bucket's sentences are those whose reference has a word of
+it (for a length bucket, its sentences); a bucket of fewer than
+:data:`~phenomt.core.metrics.resample.MIN_INTERVAL_SENTENCES` keeps its value, interval and
+difference but gets no p and stays out of the Holm family, as a small challenge set does
+(resampling a handful of sentences understates the spread).
 
 **Word recall by part of speech** (with the reference's UDPipe tags, for a test set with
 challenge sets: the LDD stages' parse of that side where they parse it, else the tagger alone,
@@ -276,10 +280,12 @@ def length_rows(lengths: Sequence[int], cutoffs: Sequence[float] = LENGTH_CUTOFF
 # --------------------------------------------------------------------------- cells
 
 def _cells(engine: resample.Resampler, score: Callable, stats: Mapping[str, np.ndarray],
-           baseline: str, rows: Sequence[int] | None, counts: Mapping[str, dict]
-           ) -> dict[str, dict]:
-    """One bucket: every system's value with its interval and its paired test against the
-    baseline, all on the engine's resamples."""
+           baseline: str, rows: Sequence[int] | None, counts: Mapping[str, dict],
+           sentences: int) -> dict[str, dict]:
+    """One bucket: every system's value with its interval and its paired difference to the
+    baseline, all on the engine's resamples; the difference's p only for a bucket of
+    ``sentences`` >= :data:`~phenomt.core.metrics.resample.MIN_INTERVAL_SENTENCES` (a smaller
+    one gets no test and stays out of the Holm family, as a small challenge set does)."""
     found = {}
     base_score, base_values = engine.resampled(score, stats[baseline], rows)
     for system, system_stats in stats.items():
@@ -292,9 +298,19 @@ def _cells(engine: resample.Resampler, score: Callable, stats: Mapping[str, np.n
             tested = engine.compare(value, values, base_score, base_values)
             cell.update(difference=tested.difference,
                         difference_ci=[_finite(tested.low), _finite(tested.high)],
-                        p_value=_finite(tested.p))
+                        p_value=_finite(tested.p) if judged(sentences) else None)
         found[system] = cell
     return found
+
+
+def judged(sentences: int) -> bool:
+    """Whether a bucket of that many sentences gets a test against the baseline."""
+    return sentences >= resample.MIN_INTERVAL_SENTENCES
+
+
+def _with_words(columns: np.ndarray, column: int) -> int:
+    """Sentences with a reference word in a bucket (``column``: its reference words)."""
+    return int(np.count_nonzero(columns[:, column]))
 
 
 def _finite(value: float) -> float | None:
@@ -321,8 +337,10 @@ def frequency_buckets(engine: resample.Resampler, tokens: Mapping[str, list[list
         columns = {s: st[:, 3 * b:3 * b + 3] for s, st in stats.items()}
         counts = {s: {"matched": int(c[:, 0].sum()), "ref_words": int(c[:, 1].sum()),
                       "hyp_words": int(c[:, 2].sum())} for s, c in columns.items()}
-        buckets.append({"bucket": label,
-                        "systems": _cells(engine, f_measure, columns, baseline, None, counts),
+        sentences = _with_words(columns[baseline], 1)
+        buckets.append({"bucket": label, "sentences": sentences,
+                        "systems": _cells(engine, f_measure, columns, baseline, None, counts,
+                                          sentences),
                         "lines": {str(line): found for line, found in words[b]}})
     _adjust(buckets, list(tokens))
     return {"frequencies": frequencies.description, "buckets": buckets}
@@ -344,7 +362,7 @@ def length_buckets(engine: resample.Resampler, bleu_stats: Mapping[str, np.ndarr
         counts = {s: {} for s in bleu_stats}
         buckets.append({"bucket": label, "sentences": len(rows),
                         "systems": _cells(engine, bleu.score, bleu_stats, baseline, rows,
-                                          counts),
+                                          counts, len(rows)),
                         "lines": [r + 1 for r in rows[:BUCKET_LINES]]})
     _adjust(buckets, list(bleu_stats))
     return {"reference_tokens": "sacreBLEU tokens of the BLEU tokenizer",
@@ -427,8 +445,10 @@ def pos_buckets(engine: resample.Resampler, tokens: Mapping[str, list[list[str]]
                   for s, c in columns.items()}
         if not counts[baseline]["ref_words"]:
             continue
-        buckets.append({"bucket": tag,
-                        "systems": _cells(engine, recall, columns, baseline, None, counts),
+        sentences = _with_words(columns[baseline], 1)
+        buckets.append({"bucket": tag, "sentences": sentences,
+                        "systems": _cells(engine, recall, columns, baseline, None, counts,
+                                          sentences),
                         "lines": {str(line): found for line, found in words[tag]}})
     _adjust(buckets, list(tokens))
     return {"parse": parse, "hypothesis_tokens": "Moses tokens (sacremoses), as the parse read "
@@ -697,8 +717,11 @@ def _interval(cell: Mapping, key: str = "score", ci: str = "ci") -> str | None:
     return text
 
 
-def _p(cell: Mapping) -> str | None:
+def _p(cell: Mapping, sentences: int | None) -> str | None:
     if cell.get("p_adjusted") is None:
+        if cell.get("difference") is not None and sentences is not None \
+                and not judged(sentences):
+            return f"— (under {resample.MIN_INTERVAL_SENTENCES} sentences)"
         return None
     return f"{cell['p_adjusted']:.4f}" + (" *" if cell["p_adjusted"] < resample.ALPHA else "")
 
@@ -709,37 +732,46 @@ def buckets_table(record: Mapping) -> tuple[Any, list[str]]:
     import pandas as pd
 
     rows = []
-    for name, title, size in (("frequency", "word F by frequency", "ref_words"),
-                              ("length", "BLEU by reference length", "sentences"),
-                              ("pos", "word recall by POS", "ref_words")):
+    for name, title in (("frequency", "word F by frequency"),
+                        ("length", "BLEU by reference length"),
+                        ("pos", "word recall by POS")):
         if not record.get(name):
             continue
         for bucket in record[name]["buckets"]:
+            # a record of an earlier layout has no sentence count for its word buckets
+            sentences = bucket.get("sentences")
             for system in record["systems"]:
                 cell = bucket["systems"][system]
+                words = cell.get("ref_words")
                 rows.append({
                     "analysis": title, "bucket": bucket["bucket"],
-                    "size": cell.get(size, bucket.get(size)),
+                    # text: a column of counts and None would turn the counts into floats
+                    "words": None if words is None else str(words), "sentences": sentences,
                     "system": system + (" (baseline)" if system == record["baseline"] else ""),
                     "value [95% CI]": _interval(cell),
                     "Δ vs baseline [95% CI]": _interval(cell, "difference", "difference_ci"),
-                    "p adj.": _p(cell)})
+                    "p adj.": _p(cell, sentences)})
     test = record["test"]
     notes = [
         f"{record['testset']} ({record['sentences']} sentences), baseline "
         f"{record['baseline']}. Word F: per frequency bucket, 2 x matched / (reference + "
         "hypothesis words) in percent, a word matching up to its count in the reference (bag "
-        "of words per sentence; punctuation left out); size = reference words in the "
-        f"bucket. Frequencies: {record['frequency']['frequencies']}. BLEU by length: the "
-        "sentences whose reference has that many tokens; size = sentences; signature "
+        "of words per sentence; punctuation left out); words = reference words in the "
+        "bucket, sentences = sentences whose reference has one. Frequencies: "
+        f"{record['frequency']['frequencies']}. BLEU by length: the sentences whose "
+        "reference has that many tokens; signature "
         f"`{record['length']['signature']}`."
         + (f" Word recall by POS: of the reference words with a universal POS tag "
            f"({record['pos']['parse']}), the share the hypothesis contains (its Moses tokens, "
-           "each once); size = reference words with the tag. Recall, not compare-mt's F: "
-           "only the reference is parsed." if record.get("pos") else ""),
+           "each once); words = reference words with the tag, sentences = sentences whose "
+           "reference has one. Recall, not compare-mt's F: only the reference is parsed."
+           if record.get("pos") else ""),
         f"Intervals: 95% percentile bootstrap over the test sentences ({test['samples']} "
         f"resamples, seed {test['seed']}, drawn once for every system and bucket); Δ: paired on "
         "the same resamples; p adj.: Holm over a system's buckets of one analysis, * < 0.05. "
+        f"A bucket of fewer than {resample.MIN_INTERVAL_SENTENCES} sentences gets no test and "
+        "stays out of that family: resampling a handful of sentences understates the spread, "
+        "so its intervals are too narrow to trust. "
         "Each system is one given output: intervals cover test sentences only.",
         "compare-mt's analyses (Neubig et al., 2019), not a table of the four papers: no paper "
         "numbers to stand beside these."]

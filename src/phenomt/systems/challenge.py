@@ -73,7 +73,7 @@ REORDER = "reorder"
 FULL = "full"
 # a bootstrap of identical sentences gives interval bounds equal to the score up to rounding
 TOLERANCE = 1e-6
-MIN_INTERVAL_SENTENCES = 10
+MIN_INTERVAL_SENTENCES = resample.MIN_INTERVAL_SENTENCES
 BINS_NOTE = "All = every instance; ≥k = an instance at distance ≥ k (words strictly between)"
 
 

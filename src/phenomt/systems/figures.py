@@ -6,12 +6,14 @@
 - ``phenomt systems figure-mqm``: MQM error rates against each metric, one panel per metric and
   error category, with Spearman's ρ and the number of systems (from a ``systems mqm``
   record);
-- ``phenomt systems figure-buckets``: each system's difference to the baseline per frequency
-  and length bucket with its paired interval and a zero line (from a ``systems analyse``
-  record).
+- ``phenomt systems figure-buckets``: each system's difference to the baseline per frequency,
+  length and part-of-speech bucket with its paired interval and a zero line (from a ``systems
+  analyse`` record);
+- ``phenomt systems figure-ldd``: each challenge set of a test set against its full test set,
+  one panel per set, systems as rows (from the systems' ``systems ldd-score`` records).
 
-The challenge sets of a test set are drawn by ``phenomt ldd figure-sets`` from its
-``systems_ldd_table4`` table.
+Both draw only what is large enough for a test (:data:`MIN_INTERVAL_SENTENCES` sentences or
+more) and name the rest with their sizes under the panels.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from phenomt.core.figures import (
     write_figure,
 )
 from phenomt.core.io import InputError
+from phenomt.core.metrics.resample import ALPHA, MIN_INTERVAL_SENTENCES
 from phenomt.core.tables import load_json
 
 if TYPE_CHECKING:
@@ -144,7 +147,7 @@ def draw_challenge_sets(records: Sequence[Mapping], kinds: Mapping[str, str | No
     ``systems ldd-score`` records; ``kinds``: each system's kind, coloured).
 
     Only sets with a verdict get a panel: a set too small for one (``below`` None for every
-    system, under :data:`phenomt.systems.challenge.MIN_INTERVAL_SENTENCES` sentences) would
+    system, under :data:`MIN_INTERVAL_SENTENCES` sentences) would
     show an interval that understates its spread, down to a point for one sentence. Such sets
     are named with their sizes under the panels."""
     if not records:
@@ -188,14 +191,19 @@ def draw_challenge_sets(records: Sequence[Mapping], kinds: Mapping[str, str | No
     fig.legend(handles, list(seen), loc="upper right", fontsize=7, frameon=False)
     fig.suptitle(f"{records[0]['testset']}: each challenge set against the full test set "
                  "(paired 95% intervals; filled: Holm-adjusted p < 0.05)", fontsize=9)
-    bottom = 0.0
-    if small:
-        note = "\n".join(textwrap.wrap("Too few sentences for a verdict, not drawn: "
-                                        + ", ".join(small), 150))
-        fig.text(0.01, 0.005, note, fontsize=7, va="bottom", color="0.3")
-        bottom = min(0.5, (0.2 + 0.14 * (note.count("\n") + 1)) / fig.get_figheight())
-    fig.tight_layout(rect=(0, bottom, 1, 0.95))
+    fig.tight_layout(rect=(0, _note_below(fig, small and "Too few sentences for a verdict, "
+                                          "not drawn: " + ", ".join(small)), 1, 0.95))
     return fig
+
+
+def _note_below(fig: Figure, note: str | None) -> float:
+    """Write ``note`` (if any) under the panels; the share of the figure's height it takes,
+    for :meth:`~matplotlib.figure.Figure.tight_layout` to leave free."""
+    if not note:
+        return 0.0
+    text = "\n".join(textwrap.wrap(note, 150))
+    fig.text(0.01, 0.005, text, fontsize=7, va="bottom", color="0.3")
+    return min(0.5, (0.2 + 0.14 * (text.count("\n") + 1)) / fig.get_figheight())
 
 
 def _judged(entry: Mapping | None) -> bool:
@@ -213,8 +221,12 @@ def _sizes(records: Sequence[Mapping], name: str) -> str:
 def draw_buckets(record: Mapping, path: str | os.PathLike[str] = "record") -> Figure:
     """Each system's difference to the baseline per bucket, with its paired 95% interval and
     a zero line: one panel per analysis (word F by frequency, BLEU by length, word recall by
-    part of speech where the record has it), one colour
-    per system (from a ``systems analyse`` record)."""
+    part of speech where the record has it), one colour per system, filled where the
+    Holm-adjusted test puts it apart from the baseline (from a ``systems analyse`` record).
+
+    As in :func:`draw_challenge_sets`, a bucket of fewer than :data:`MIN_INTERVAL_SENTENCES`
+    sentences is not drawn (its interval would understate its spread, and its scale would
+    hide every other bucket's) but named with its size under the panels."""
     others = [s for s in record.get("systems", []) if s != record.get("baseline")]
     if not others:
         raise InputError(path, "no system besides the baseline to draw")
@@ -228,10 +240,14 @@ def draw_buckets(record: Mapping, path: str | os.PathLike[str] = "record") -> Fi
                        "Δ recall"))
     fig, axes = plt.subplots(len(panels), 1, figsize=(7.5, 3.2 * len(panels)), squeeze=False)
     width = 0.7 / len(others)
+    small = []
     for ax, (key, title, label) in zip(axes[:, 0], panels, strict=True):
-        buckets = record[key]["buckets"]
+        buckets = [b for b in record[key]["buckets"] if _bucket_judged(b)]
+        small += [f"{'POS' if key == 'pos' else key} {b['bucket']} ({b['sentences']})"
+                  for b in record[key]["buckets"]
+                  if not _bucket_judged(b) and b["sentences"]]
         for k, system in enumerate(others):
-            xs, ys, low, high = [], [], [], []
+            xs, ys, low, high, decided = [], [], [], [], []
             for x, bucket in enumerate(buckets):
                 cell = bucket["systems"][system]
                 if cell.get("difference") is None or not cell.get("difference_ci"):
@@ -241,8 +257,14 @@ def draw_buckets(record: Mapping, path: str | os.PathLike[str] = "record") -> Fi
                 below, above = error_lengths(cell["difference"], *cell["difference_ci"])
                 low.append(below)
                 high.append(above)
+                decided.append(cell.get("p_adjusted") is not None
+                               and cell["p_adjusted"] < ALPHA)
+            colour = f"C{k % 10}"
             ax.errorbar(xs, ys, yerr=[low, high], fmt="o", ms=3.5, capsize=2,
-                        elinewidth=0.8, color=f"C{k % 10}", label=system)
+                        elinewidth=0.8, color=colour, markerfacecolor="white", label=system)
+            ax.plot([x for x, d in zip(xs, decided, strict=True) if d],
+                    [y for y, d in zip(ys, decided, strict=True) if d], "o", ms=3.5,
+                    color=colour, label="_nolegend_", gid=f"significant {system}", zorder=3)
         ax.axhline(0.0, color="0.3", linewidth=0.8)
         ax.set_xticks(range(len(buckets)), [b["bucket"] for b in buckets], fontsize=7)
         ax.set_title(title, fontsize=9)
@@ -250,10 +272,19 @@ def draw_buckets(record: Mapping, path: str | os.PathLike[str] = "record") -> Fi
         ax.tick_params(axis="y", labelsize=7)
         ax.grid(axis="y", alpha=0.3)
     axes[0, 0].legend(fontsize=7, frameon=False, ncol=min(4, len(others)))
-    fig.suptitle(f"{record['testset']}: each system against {record['baseline']}, paired 95% "
-                 "intervals", fontsize=10)
-    fig.tight_layout(rect=(0, 0, 1, 0.96))
+    fig.suptitle(f"{record['testset']}: each system against {record['baseline']} (paired 95% "
+                 "intervals; filled: Holm-adjusted p < 0.05)", fontsize=10)
+    note = small and (f"Buckets of fewer than {MIN_INTERVAL_SENTENCES} sentences, not drawn "
+                      "(sentences): " + ", ".join(small))
+    fig.tight_layout(rect=(0, _note_below(fig, note), 1, 0.96))
     return fig
+
+
+def _bucket_judged(bucket: Mapping) -> bool:
+    """Whether a bucket is large enough for a test (a record of an earlier layout, without
+    the sentences of its word buckets: every bucket with sentences)."""
+    sentences = bucket.get("sentences")
+    return sentences is None or sentences >= MIN_INTERVAL_SENTENCES
 
 
 # --------------------------------------------------------------------------- command line

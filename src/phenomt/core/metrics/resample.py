@@ -26,6 +26,10 @@ DEFAULT_SAMPLES = 1000
 DEFAULT_SEED = 12345
 CONFIDENCE = 0.95
 ALPHA = 0.05
+#: A slice of fewer sentences (a challenge set, a bucket) gets an interval but no test:
+#: resampling a handful of sentences understates the spread, down to an interval of width 0
+#: for one sentence.
+MIN_INTERVAL_SENTENCES = 10
 
 Score = Callable[[np.ndarray], float]
 """A corpus score from one vector of summed sentence statistics."""
