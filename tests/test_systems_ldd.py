@@ -13,6 +13,7 @@ import yaml
 
 from phenomt.cli import build_parser
 from phenomt.core.io import InputError
+from phenomt.core.metrics import resample
 from phenomt.systems import challenge, tables
 from tests.conftest import ROOT, TINY_CONFIG, run_snakemake, tiny_workdir
 
@@ -103,7 +104,47 @@ def test_ldd_scores_of_two_systems_by_hand(toy):
     assert sets["reorder.ge5"]["ribes"]["score"] == pytest.approx(2 / 3, abs=1e-4)
     assert b["full"]["ribes"]["score"] == pytest.approx(4 / 6, abs=1e-4)
     assert sets["reorder.ge5"]["ribes"]["difference"] == pytest.approx(0, abs=1e-4)
+    # with intervals and tests as for BLEU: A scores 1 on every resample; B's reordering set
+    # (15 lines, 5 of them 0) is no different from its full test set
+    assert a["full"]["ribes"]["ci_low"] == a["full"]["ribes"]["ci_high"] == 1.0
+    ribes = sets["reorder.ge5"]["ribes"]
+    assert ribes["ci_low"] < 2 / 3 < ribes["ci_high"]
+    assert ribes["difference_ci"][0] < 0 < ribes["difference_ci"][1]
+    # one reordering set: a family of one, adjusted p = p
+    assert ribes["p_value"] > 0.05 and ribes["p_adjusted"] == ribes["p_value"]
+    assert ribes["below"] is False and ribes["above"] is False
     assert b["test"]["samples"] == 200 and b["schema"] == challenge.SCHEMA
+
+
+def test_ribes_of_reordering_sets_tested_against_the_full_test_set_by_hand(toy):
+    # two more reordering sets: the 10 lines B gets wrong (RIBES 0 against 2/3), and 3 of
+    # them (too few for a test)
+    for name, ids in (("reorder.ge7", _lines(2, 4)), ("reorder.ge9", [2, 4, 8])):
+        _write(toy["dir"] / f"{name}.ids", [str(i) for i in ids])
+        _write(toy["dir"] / f"{name}.ref", [REFS[(i - 1) % 6] for i in ids])
+    toy["sets"] += [f"reorder.ge7={toy['dir'] / 'reorder.ge7'}",
+                    f"reorder.ge9={toy['dir'] / 'reorder.ge9'}"]
+    sets = _score(toy, "B")["sets"]
+    wrong, few = sets["reorder.ge7"]["ribes"], sets["reorder.ge9"]["ribes"]
+    assert wrong["score"] == 0.0 and wrong["difference"] == pytest.approx(-2 / 3, abs=1e-4)
+    # every resample of its lines scores 0: the interval is [0, 0]
+    assert wrong["ci_low"] == wrong["ci_high"] == 0.0
+    assert wrong["below"] is True and wrong["p_adjusted"] < 0.05
+    # Holm over the two sets with a test (reorder.ge5 and reorder.ge7)
+    tested = [sets[n]["ribes"] for n in ("reorder.ge5", "reorder.ge7")]
+    assert [t["p_adjusted"] for t in tested] == resample.holm([t["p_value"] for t in tested])
+    assert few["difference"] == pytest.approx(-2 / 3, abs=1e-4)
+    assert few["p_value"] is None and few["below"] is None
+    records = [toy["dir"] / "B.ldd.json"]
+    d = toy["dir"]
+    assert run("table", "systems-ldd", "--kind", "ribes", "--records", *records,
+               "--md", d / "r.md", "--csv", d / "r.csv") == 0
+    with open(d / "r.csv", newline="", encoding="utf-8") as handle:
+        rows = {r["set"]: r for r in csv.DictReader(handle)}
+    assert rows["reorder.ge7"]["B"] == "0.0000 [0.0000, 0.0000] Δ-0.6667 ▼"
+    assert rows["reorder.ge7"]["interval below"] == "1 of 1"
+    assert rows["reorder.ge9"]["B"].endswith("Δ-0.6667 †")
+    assert rows["reorder.ge9"]["interval below"] == "— (under 10 sentences)"
 
 
 def test_ldd_tables_put_systems_in_columns(toy):
@@ -141,7 +182,10 @@ def test_ldd_tables_put_systems_in_columns(toy):
     with open(d / "ribes.csv", newline="", encoding="utf-8") as handle:
         rows6 = list(csv.DictReader(handle))
     assert [r["set"] for r in rows6] == ["full test set", "reorder.ge5"]
-    assert rows6[0]["A"] == "1.0000" and rows6[1]["B"] == "0.6667 Δ+0.0000"
+    assert rows6[0]["A"] == "1.0000 [1.0000, 1.0000]"
+    assert rows6[1]["B"].startswith("0.6667 [") and rows6[1]["B"].endswith("] Δ+0.0000")
+    assert rows6[1]["below full test set"] == "0 of 2"  # Δ 0 for both
+    assert rows6[1]["interval below"] == "0 of 2"
 
 
 def _aligner_settings(path: Path, corpora: list[tuple[str, str, int]]) -> Path:

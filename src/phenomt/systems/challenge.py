@@ -17,7 +17,9 @@ For the full test set (the baseline every set is compared with) and for every se
   clipped to 0-100, flagged when it does not contain the score); the sets are small, so the
   interval is what tells a real drop from noise;
 - **RIBES** (:mod:`phenomt.core.metrics.ribes`, α = 0.25, β = 0.10) for the reordering sets
-  and the full test set (the paper's Table 6), on sacreBLEU's tokens. A line whose hypothesis
+  and the full test set (the paper's Table 6), on sacreBLEU's tokens, with its interval and
+  each set's test against the full test set as for BLEU (the mean of the sentence scores
+  resampled; its own Holm family over the record's sets). A line whose hypothesis
   or reference has more than :data:`~phenomt.core.linelimit.MAX_TOKENS` tokens gets no RIBES
   (nltk's word alignment is super-linear in length and refuses 2,000 tokens): the mean leaves
   it out, and the record names it (``ribes_unscored``, each entry's ``ribes.unscored``).
@@ -44,6 +46,8 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from phenomt.core.bins import parse_bin
 from phenomt.core.io import InputError, check_line_count, read_lines
@@ -139,10 +143,12 @@ class _Cells:
 
     def __init__(self, metric, hypotheses: Sequence[str], references: Sequence[str],
                  sources: Sequence[str] | None, engine: resample.Resampler,
-                 recorded: Mapping[str, Any] | None = None) -> None:
+                 recorded: Mapping[str, Any] | None = None,
+                 stats: np.ndarray | None = None) -> None:
         self.metric = metric
-        # the system's score record keeps them where they were computed the same way
-        stats = recorded_statistics(recorded, metric, len(references))
+        # given, or kept by the system's score record where computed the same way
+        if stats is None:
+            stats = recorded_statistics(recorded, metric, len(references))
         self.stats = (metric.statistics(hypotheses, references, sources) if stats is None
                       else stats)
         self.engine = engine
@@ -174,12 +180,25 @@ def _recorded_cells(record: Mapping[str, Any] | None, hyp: str | os.PathLike[str
     return record.get("subsets", {}).get(record.get("main"), {})
 
 
-def _ribes_entry(ribes: Sequence[float | None] | None, tokenize: str) -> dict | None:
-    scored = None if ribes is None else [score for score in ribes if score is not None]
+def _ribes_statistics(ribes: Sequence[float | None]) -> np.ndarray:
+    """The RIBES metric's statistics (sentence score, 1) of sentence scores; (0, 0) for an
+    unscored line, which the mean then leaves out."""
+    return np.array([(0.0, 0.0) if score is None else (score, 1.0) for score in ribes],
+                    dtype=np.float64).reshape(-1, 2)
+
+
+def _ribes_entry(ribes: Sequence[float | None], tokenize: str, cells: _Cells,
+                 rows: list[int] | None) -> dict | None:
+    """The RIBES of the lines ``rows`` (0-based; None: all; ``ribes`` their sentence scores)
+    with its interval from ``cells``; None where no line has a score."""
+    scored = [score for score in ribes if score is not None]
     if not scored:
         return None
+    cell, _, _ = cells.cell(rows)
     return {**ribes_record_of(mean_ribes(scored), f"sacreBLEU's {tokenize} tokenizer"),
-            "unscored": len(ribes) - len(scored)}
+            "unscored": len(ribes) - len(scored),
+            **{k: cell[k] for k in ("ci_low", "ci_high", "ci_contains_score", "ci_reason",
+                                    "test_signature")}}
 
 
 def ldd_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
@@ -229,6 +248,8 @@ def ldd_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
     # sentence RIBES once: the reordering set's lines are test-set lines
     ribes, ribes_unscored = sentence_ribes(output.lines, references, tokenize)
     engine = resample.Resampler(len(references), samples, seed)
+    ribes_cells = _Cells(registered_metrics(tokenize, ("ribes",))["ribes"], output.lines,
+                         references, None, engine, stats=_ribes_statistics(ribes))
     recorded = _recorded_cells(score_record, hyp, ref)
     bleu = _Cells(registered_metrics(tokenize, ("bleu",))["bleu"], output.lines, references,
                   None, engine, recorded.get("bleu"))
@@ -241,7 +262,7 @@ def ldd_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
     full_entry, full_bleu, full_values = bleu.cell(None)
     full_others = {name: cells.cell(None) for name, cells in others.items()}
     full = {"sentences": len(references), "bleu": full_entry,
-            "ribes": _ribes_entry(ribes, tokenize)}
+            "ribes": _ribes_entry(ribes, tokenize, ribes_cells, None)}
     if others:
         full["metrics"] = {name: cell[0] for name, cell in full_others.items()}
     scored = {}
@@ -253,8 +274,9 @@ def ldd_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
         _check_set_reference(refs, f"{challenge.prefix}.ref",
                              lines=challenge.phenomenon != REORDER)
         entry: dict = {"sentences": len(ids), "bleu": None,
-                       "ribes": _ribes_entry(select_lines(ribes, ids, ids_path), tokenize)
-                       if challenge.phenomenon == REORDER else None,
+                       "ribes": _ribes_entry(select_lines(ribes, ids, ids_path), tokenize,
+                                             ribes_cells, [i - 1 for i in ids])
+                       if challenge.phenomenon == REORDER and ids else None,
                        "phenomenon": challenge.phenomenon, "bin": challenge.bin,
                        "ids": ids_path, "difference": None, "difference_ci": None,
                        "p_value": None, "p_adjusted": None, "below": None, "above": None}
@@ -265,7 +287,8 @@ def ldd_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
             if entry["sentences"] >= MIN_INTERVAL_SENTENCES:
                 entry["p_value"] = tested.p
         if entry["ribes"] and full["ribes"]:
-            entry["ribes"]["difference"] = entry["ribes"]["score"] - full["ribes"]["score"]
+            _ribes_test(entry["ribes"], full["ribes"], ribes_cells, [i - 1 for i in ids],
+                        ribes)
         if others:
             entry["metrics"] = {
                 name: _metric_entry(cells, [i - 1 for i in ids], full_others[name][1:],
@@ -273,6 +296,7 @@ def ldd_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
                 for name, cells in others.items()}
         scored[challenge.name] = entry
     _holm_verdicts(scored)
+    _holm_verdicts({name: entry["ribes"] for name, entry in scored.items() if entry["ribes"]})
     for name in others:
         _holm_verdicts({set_name: entry["metrics"][name] for set_name, entry in scored.items()})
     return {"schema": SCHEMA, "testset": testset, "system": system, "kind": kind,
@@ -287,6 +311,20 @@ def ldd_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
                      "method": INTERVAL_METHODS["percentile"]},
             "kept_out": kept_out, "ribes_unscored": ribes_unscored, FULL: full,
             "sets": scored}
+
+
+def _ribes_test(entry: dict, full: Mapping[str, Any], cells: _Cells, rows: list[int],
+                ribes: Sequence[float | None]) -> None:
+    """A set's RIBES ``entry`` against the ``full`` test set's: Δ of the two entries' RIBES
+    (nltk's means), its paired interval and p on the test set's resamples (p only for a set
+    of :data:`MIN_INTERVAL_SENTENCES` scored lines or more)."""
+    score, values = cells.engine.resampled(cells.metric.score, cells.stats, rows)
+    tested = cells.engine.compare(score, values, *cells.full)
+    judged = sum(ribes[r] is not None for r in rows) >= MIN_INTERVAL_SENTENCES
+    entry.update(difference=entry["score"] - full["score"],
+                 difference_ci=[tested.low, tested.high],
+                 p_value=tested.p if judged else None, p_adjusted=None, below=None,
+                 above=None)
 
 
 def _metric_entry(cells: _Cells, rows: list[int], full: tuple[float, object],

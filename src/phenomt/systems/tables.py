@@ -525,16 +525,20 @@ def _ldd_records(records: Sequence[Mapping]) -> tuple[str, list[str], list[Mappi
     return records[0]["testset"], [r["system"] for r in records], list(records)
 
 
-def _ldd_score_cell(score: Mapping | None, tested: Mapping, delta: bool = True) -> str | None:
+def _ldd_score_cell(score: Mapping | None, tested: Mapping, delta: bool = True,
+                    digits: int = 2) -> str | None:
     """``score [CI]`` of a score entry and, with ``delta``, Δ against the full test set with
     its verdict from ``tested`` (``difference``, ``below``, ``above``)."""
     if score is None:
         return None
-    cell = intervals.mark(interval_cell(score["score"], score["ci_low"], score["ci_high"]),
-                          score)
+    # .get: a RIBES entry of an earlier layout has neither interval nor test
+    cell = intervals.mark(interval_cell(score["score"], score.get("ci_low"),
+                                        score.get("ci_high"), digits), score)
     if delta and tested.get("difference") is not None:
-        cell += f" Δ{tested['difference']:+.2f}"
-        if tested["below"] is None:
+        cell += f" Δ{tested['difference']:+.{digits}f}"
+        if "below" not in tested:
+            pass
+        elif tested["below"] is None:
             cell += " †"
         else:
             cell += " ▼" if tested["below"] else " ▲" if tested["above"] else ""
@@ -565,12 +569,16 @@ def _set_order(records: Sequence[Mapping]) -> list[str]:
                                        bin_order(sets[n]["bin"])))
 
 
-def _below_counts(records: Sequence[Mapping], name: str) -> dict[str, str | None]:
-    entries = [r["sets"][name] for r in records if r["sets"][name]["bleu"] is not None]
+def _below_counts(records: Sequence[Mapping], name: str, metric: str = "bleu"
+                  ) -> dict[str, str | None]:
+    """How many systems score lower on the set than on the full test set, and how many
+    significantly (``metric``: bleu, or ribes, whose entry holds its own test)."""
+    entries = [r["sets"][name] if metric == "bleu" else r["sets"][name][metric]
+               for r in records if r["sets"][name][metric] is not None]
     if not entries:
         return {"below full test set": None, "interval below": None}
     n = len(entries)
-    judged = [e for e in entries if e["below"] is not None]
+    judged = [e for e in entries if e.get("below") is not None]
     return {"below full test set": f"{sum(e['difference'] < 0 for e in entries)} of {n}",
             "interval below": f"{sum(e['below'] for e in judged)} of {len(judged)}"
             if judged else f"— (under {MIN_INTERVAL_SENTENCES} sentences)"}
@@ -768,21 +776,18 @@ def ldd_distance_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str,
 def ldd_ribes_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str, str], dict],
                     udpipe: str | None = None, aligner: str | None = None
                     ) -> tuple[pd.DataFrame, list[str]]:
-    """Table 6 with systems as columns: RIBES of the full test set and of the reordering
-    sets, Δ against the full test set."""
+    """Table 6 with systems as columns: RIBES [95% CI] of the full test set and of the
+    reordering sets, Δ against the full test set with its verdict."""
     testset, systems, records = _ldd_records(records)
 
     def cell(entry: Mapping, delta: bool) -> str | None:
         ribes = entry["ribes"]
-        if ribes is None:
-            return None
-        return f"{ribes['score']:.4f}" + (f" Δ{ribes['difference']:+.4f}"
-                                          if delta and "difference" in ribes else "")
+        return _ldd_score_cell(ribes, ribes or {}, delta, digits=4)
 
     rows = [{"set": "full test set", "distance": None,
              "sentences": records[0]["full"]["sentences"],
              **{r["system"]: cell(r["full"], False) for r in records},
-             "below full test set": None}]
+             "below full test set": None, "interval below": None}]
     described = set()
     for name in _set_order(records):
         entry = records[0]["sets"][name]
@@ -792,13 +797,16 @@ def ldd_ribes_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str, st
         rows.append({"set": name, "distance": bin_title(entry["bin"]),
                      "sentences": entry["sentences"],
                      **{r["system"]: cell(r["sets"][name], True) for r in records},
-                     "below full test set": f"{sum(x['difference'] < 0 for x in scored)} of "
-                                            f"{len(scored)}" if scored else None})
+                     **_below_counts(records, name, "ribes")})
         described.update(f"{x['implementation']}, α = {x['alpha']}, β = {x['beta']}, tokens: "
                          f"{x['tokens']}" for x in scored)
     notes = _ldd_notes(testset, records, catalogue, udpipe, aligner)
-    notes.insert(1, "Cell: RIBES (0-1, the mean over sentences of NKT · P1^α · BP^β) and Δ "
-                    "against the full test set (first row).")
+    notes.insert(1, "Cell: RIBES [95% CI] (0-1, the mean over sentences of NKT · P1^α · "
+                    "BP^β; the interval from the same sentence bootstrap as BLEU's) and Δ "
+                    "against the full test set (first row), tested as BLEU is (▼/▲: p "
+                    "Holm-adjusted over the system's reordering sets). 'below full test set': "
+                    "systems whose set RIBES is lower; 'interval below': those significantly "
+                    "below (▼).")
     notes += [f"RIBES: {d}." for d in sorted(described)]
     unscored = [f"{r['system']}: {name_lines(r['ribes_unscored'])}" for r in records
                 if r.get("ribes_unscored")]
