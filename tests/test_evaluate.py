@@ -566,6 +566,23 @@ def test_the_summary_names_the_significant_drops_not_the_largest_noise():
         "no challenge set of 10+ sentences")
 
 
+def test_the_summary_gives_the_reordering_sets_ribes_verdict():
+    from phenomt.evaluate import _ribes_verdict
+
+    ribes = {"reorder.ge5": _set(-0.0158, 522, True), "reorder.ge7": _set(-0.0201, 300, True),
+             "reorder.ge9": _set(-0.0302, 8, None)}
+    record = {"sets": {"particle.all": {**_set(-1.0, 87, False), "ribes": None},
+                       **{name: {**_set(-1.0, 9, False), "ribes": entry}
+                          for name, entry in ribes.items()}}}
+    # the largest significant drop; ge9 (8 sentences) has no verdict
+    assert _ribes_verdict(record) == (
+        "; RIBES: 2 of 2 reordering sets significantly below, most reorder.ge7 (-0.0201)")
+    ribes["reorder.ge5"]["below"] = ribes["reorder.ge7"]["below"] = False
+    assert _ribes_verdict(record) == "; RIBES: none of 2 reordering sets significantly below"
+    # a record of an earlier layout: RIBES without a test
+    assert _ribes_verdict({"sets": {"reorder.ge5": {"ribes": {"difference": -0.01}}}}) == ""
+
+
 def test_the_cache_of_parses_given_to_the_jobs(tmp_path, monkeypatch):
     import argparse
 

@@ -379,7 +379,7 @@ def summary_lines(plan: Plan, testset: str, root: Path) -> list[str]:
             parts.append(_l_all(load_json(root / plan.systems.ltcr_json(testset, system))))
         if testset in plan.systems.ldd_testsets:
             ldd = load_json(root / plan.systems.ldd_json(testset, system))
-            parts.append(_challenge_verdict(ldd))
+            parts.append(_challenge_verdict(ldd) + _ribes_verdict(ldd))
         lines.append(f"{system}: " + ", ".join(parts))
     if ltcr:
         record = load_json(root / plan.systems.ltcr_json(testset, REFERENCE))
@@ -416,6 +416,21 @@ def _challenge_verdict(record: dict[str, Any]) -> str:
                 f"set, most {worst})")
     return (f"challenge sets: none of {len(judged)} significantly below the full set; "
             f"largest drop {worst}, within noise)")
+
+
+def _ribes_verdict(record: dict[str, Any]) -> str:
+    """The reordering sets' RIBES verdicts (Table 6), as :func:`_challenge_verdict` gives
+    BLEU's; empty where no reordering set is large enough for one."""
+    judged = {name: entry["ribes"] for name, entry in record["sets"].items()
+              if (entry.get("ribes") or {}).get("below") is not None}
+    if not judged:
+        return ""
+    below = {name: entry for name, entry in judged.items() if entry["below"]}
+    if not below:
+        return f"; RIBES: none of {len(judged)} reordering sets significantly below"
+    name = min(below, key=lambda n: below[n]["difference"])
+    return (f"; RIBES: {len(below)} of {len(judged)} reordering sets significantly below, "
+            f"most {name} ({below[name]['difference']:+.4f})")
 
 
 #: What a run prints when Ctrl-C stopped it.
