@@ -108,7 +108,7 @@ def test_buckets_draw_each_systems_difference_with_a_zero_line():
     try:
         top, bottom = fig.axes[:2]
         assert "count in the training corpus" in top.get_title()
-        assert [t.get_text() for t in top.get_legend().get_texts()] == ["good", "same"]
+        assert [t.get_text() for t in fig.legends[0].get_texts()] == ["good", "same"]
         # the zero line, and "good" 100 points above the baseline in the unseen bucket
         assert any(list(line.get_ydata()) == [0.0, 0.0] for line in top.get_lines())
         good = top.containers[0]

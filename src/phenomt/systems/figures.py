@@ -271,12 +271,20 @@ def draw_buckets(record: Mapping, path: str | os.PathLike[str] = "record") -> Fi
         ax.set_ylabel(f"{label} vs {record['baseline']}", fontsize=8)
         ax.tick_params(axis="y", labelsize=7)
         ax.grid(axis="y", alpha=0.3)
-    axes[0, 0].legend(fontsize=7, frameon=False, ncol=min(4, len(others)))
+    # under the title, outside the panels: inside, it would cover the points of a bucket
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    columns = min(5, len(others))
+    height = fig.get_figheight()  # inches: the title and legend rows keep their size
     fig.suptitle(f"{record['testset']}: each system against {record['baseline']} (paired 95% "
-                 "intervals; filled: Holm-adjusted p < 0.05)", fontsize=10)
+                 "intervals; filled: Holm-adjusted p < 0.05)", fontsize=10,
+                 y=1 - 0.08 / height, va="top")
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 1 - 0.32 / height),
+               fontsize=7, frameon=False, ncol=columns)
     note = small and (f"Buckets of fewer than {MIN_INTERVAL_SENTENCES} sentences, not drawn "
                       "(sentences): " + ", ".join(small))
-    fig.tight_layout(rect=(0, _note_below(fig, note), 1, 0.96))
+    legend_rows = -(-len(others) // columns)
+    fig.tight_layout(rect=(0, _note_below(fig, note), 1,
+                           1 - (0.2 + 0.15 * legend_rows) / height))
     return fig
 
 
