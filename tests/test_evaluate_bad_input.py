@@ -295,3 +295,29 @@ def test_a_warning_names_the_evidence_when_the_language_is_doubtful(files, tmp_p
                                 (tmp_path / "mixed.en", mixed, "en")], force=False)
     assert len(warnings) == 1 and "mixed.en: expected en, but of" in warnings[0]
     assert " de" in warnings[0]
+
+
+def test_outputs_given_twice_or_equal_to_the_reference_are_warned_of():
+    from phenomt.evaluate.checks import TestSet, same_outputs
+
+    refs = ["a b", "c d"]
+    other = ["a x", "c d"]
+    testset = TestSet(["s", "t"], refs, {"A": other, "B": list(refs), "C": list(other),
+                                         "D": ["y", "z"], "E": list(other)})
+    assert same_outputs(testset) == [
+        "A, C and E have the same output, line for line: every comparison of them finds no "
+        "difference",
+        "B: the output is the reference itself, line for line"]
+    assert same_outputs(TestSet(["s"], ["r"], {"A": ["h"], "B": ["i"]})) == []
+
+
+def test_the_checks_return_the_warning_writing_nothing(files, tmp_path):
+    from phenomt.cli import build_parser
+    from phenomt.evaluate import prepare
+
+    args = build_parser(["phenomt.evaluate"]).parse_args(
+        ["evaluate", "--src", str(files["src"]), "--ref", str(files["ref"]), "--langs",
+         "de-en", "--hyp", f"A={files['ref']}", "--hyp", f"B={files['hyp']}", "--outdir",
+         str(tmp_path / "out"), "--force-langs"])
+    assert prepare(args)[3] == ["A: the output is the reference itself, line for line"]
+    assert not (tmp_path / "out").exists()

@@ -515,13 +515,15 @@ def prepare(args: argparse.Namespace) -> tuple[Request, Path, dict[str, Any], li
         raise InputError("--baseline", f"{request.baseline!r} is none of the systems "
                                        f"({', '.join(dict(request.hyps))})")
     testset = checks.check_files(request.src, request.ref, request.hyps)
-    warnings: list[str] = []
+    warnings = checks.same_outputs(testset)
     if not args.force_langs:
-        warnings = checks.check_languages(
-            [(request.src, testset.sources, src_lang), (request.ref, testset.references,
-                                                        tgt_lang),
-             *((path, testset.hyps[name], tgt_lang) for name, path in request.hyps)],
-            force=False)
+        warnings += [f"{warning} (--force-langs silences this)" for warning in
+                     checks.check_languages(
+                         [(request.src, testset.sources, src_lang),
+                          (request.ref, testset.references, tgt_lang),
+                          *((path, testset.hyps[name], tgt_lang)
+                            for name, path in request.hyps)],
+                         force=False)]
     docids = None if request.docids is None else check_docids(
         request.docids, (src_lang, tgt_lang), request.ref, len(testset.references))
     if request.freq_corpus is not None:
@@ -562,8 +564,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         ahead = started.enter_context(snakerun.Ahead(env, WORKFLOW_IMPORTS))
         request, outdir, prepared, warnings = prepare(args)
         for warning in warnings:
-            print(f"phenomt: warning: {warning} (--force-langs silences this)",
-                  file=sys.stderr)
+            print(f"phenomt: warning: {warning}", file=sys.stderr)
         # Every check has passed: only from here on is anything written.
         if served is not None:
             served.keep_log = outdir / JOBSERVER_LOG

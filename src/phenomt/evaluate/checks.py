@@ -135,6 +135,25 @@ def check_files(src: Path, ref: Path, hyps: Sequence[tuple[str, Path]]) -> TestS
     return TestSet(sources, references, outputs)
 
 
+def same_outputs(testset: TestSet) -> list[str]:
+    """Warnings for outputs that are the same text as another system's or as the reference
+    (a file given twice, or the reference given as a system): allowed, but every comparison
+    of them finds no difference."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for name, lines in testset.hyps.items():
+        groups.setdefault(tuple(lines), []).append(name)
+    found = []
+    reference = tuple(testset.references)
+    for lines, names in groups.items():
+        if len(names) > 1:
+            found.append(f"{', '.join(names[:-1])} and {names[-1]} have the same output, line "
+                         "for line: every comparison of them finds no difference")
+        if lines == reference:
+            found.append(f"{' and '.join(names)}: the output is the reference itself, line "
+                         "for line")
+    return found
+
+
 def check_languages(files: Sequence[tuple[Path, Sequence[str], str]], force: bool
                     ) -> list[str]:
     """Compare each file's guessed language with the one ``--langs`` gives it (``files``:
