@@ -191,8 +191,8 @@ def draw_challenge_sets(records: Sequence[Mapping], kinds: Mapping[str, str | No
     fig.legend(handles, list(seen), loc="upper right", fontsize=7, frameon=False)
     fig.suptitle(f"{records[0]['testset']}: each challenge set against the full test set "
                  "(paired 95% intervals; filled: Holm-adjusted p < 0.05)", fontsize=9)
-    fig.tight_layout(rect=(0, _note_below(fig, small and "Too few sentences for a verdict, "
-                                          "not drawn: " + ", ".join(small)), 1, 0.95))
+    note = ("Too few sentences for a verdict, not drawn: " + ", ".join(small)) if small else None
+    fig.tight_layout(rect=(0, _note_below(fig, note), 1, 0.95))
     return fig
 
 
@@ -280,8 +280,8 @@ def draw_buckets(record: Mapping, path: str | os.PathLike[str] = "record") -> Fi
                  y=1 - 0.08 / height, va="top")
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 1 - 0.32 / height),
                fontsize=7, frameon=False, ncol=columns)
-    note = small and (f"Buckets of fewer than {MIN_INTERVAL_SENTENCES} sentences, not drawn "
-                      "(sentences): " + ", ".join(small))
+    note = (f"Buckets of fewer than {MIN_INTERVAL_SENTENCES} sentences, not drawn "
+            "(sentences): " + ", ".join(small)) if small else None
     legend_rows = -(-len(others) // columns)
     fig.tight_layout(rect=(0, _note_below(fig, note), 1,
                            1 - (0.2 + 0.15 * legend_rows) / height))
