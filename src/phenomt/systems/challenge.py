@@ -187,14 +187,13 @@ def _ribes_statistics(ribes: Sequence[float | None]) -> np.ndarray:
                     dtype=np.float64).reshape(-1, 2)
 
 
-def _ribes_entry(ribes: Sequence[float | None], tokenize: str, cells: _Cells,
-                 rows: list[int] | None) -> dict | None:
-    """The RIBES of the lines ``rows`` (0-based; None: all; ``ribes`` their sentence scores)
-    with its interval from ``cells``; None where no line has a score."""
+def _ribes_entry(ribes: Sequence[float | None], tokenize: str, cell: Mapping[str, Any]
+                 ) -> dict | None:
+    """The RIBES of some lines (``ribes``: their sentence scores) with the interval of their
+    RIBES ``cell`` (:meth:`_Cells.cell`); None where no line has a score."""
     scored = [score for score in ribes if score is not None]
     if not scored:
         return None
-    cell, _, _ = cells.cell(rows)
     return {**ribes_record_of(mean_ribes(scored), f"sacreBLEU's {tokenize} tokenizer"),
             "unscored": len(ribes) - len(scored),
             **{k: cell[k] for k in ("ci_low", "ci_high", "ci_contains_score", "ci_reason",
@@ -262,7 +261,7 @@ def ldd_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
     full_entry, full_bleu, full_values = bleu.cell(None)
     full_others = {name: cells.cell(None) for name, cells in others.items()}
     full = {"sentences": len(references), "bleu": full_entry,
-            "ribes": _ribes_entry(ribes, tokenize, ribes_cells, None)}
+            "ribes": _ribes_entry(ribes, tokenize, ribes_cells.cell(None)[0])}
     if others:
         full["metrics"] = {name: cell[0] for name, cell in full_others.items()}
     scored = {}
@@ -273,25 +272,27 @@ def ldd_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
         select_lines(output.lines, ids, ids_path, hyp)  # the ids fit the hypothesis too
         _check_set_reference(refs, f"{challenge.prefix}.ref",
                              lines=challenge.phenomenon != REORDER)
+        rows = [i - 1 for i in ids]
+        ribes_cell = ribes_cells.cell(rows) if challenge.phenomenon == REORDER and ids else None
         entry: dict = {"sentences": len(ids), "bleu": None,
-                       "ribes": _ribes_entry(select_lines(ribes, ids, ids_path), tokenize,
-                                             ribes_cells, [i - 1 for i in ids])
-                       if challenge.phenomenon == REORDER and ids else None,
+                       "ribes": None if ribes_cell is None else _ribes_entry(
+                           select_lines(ribes, ids, ids_path), tokenize, ribes_cell[0]),
                        "phenomenon": challenge.phenomenon, "bin": challenge.bin,
                        "ids": ids_path, "difference": None, "difference_ci": None,
                        "p_value": None, "p_adjusted": None, "below": None, "above": None}
         if ids:
-            entry["bleu"], score, values = bleu.cell([i - 1 for i in ids])
+            entry["bleu"], score, values = bleu.cell(rows)
             tested = bleu.engine.compare(score, values, full_bleu, full_values)
             entry.update(difference=tested.difference, difference_ci=[tested.low, tested.high])
             if entry["sentences"] >= MIN_INTERVAL_SENTENCES:
                 entry["p_value"] = tested.p
-        if entry["ribes"] and full["ribes"]:
-            _ribes_test(entry["ribes"], full["ribes"], ribes_cells, [i - 1 for i in ids],
-                        ribes)
+        if ribes_cell is not None and entry["ribes"] and full["ribes"]:
+            _ribes_test(entry["ribes"], full["ribes"],
+                        ribes_cells.engine.compare(*ribes_cell[1:], *ribes_cells.full),
+                        len(ids) - entry["ribes"]["unscored"] >= MIN_INTERVAL_SENTENCES)
         if others:
             entry["metrics"] = {
-                name: _metric_entry(cells, [i - 1 for i in ids], full_others[name][1:],
+                name: _metric_entry(cells, rows, full_others[name][1:],
                                     len(ids) >= MIN_INTERVAL_SENTENCES)
                 for name, cells in others.items()}
         scored[challenge.name] = entry
@@ -313,14 +314,12 @@ def ldd_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
             "sets": scored}
 
 
-def _ribes_test(entry: dict, full: Mapping[str, Any], cells: _Cells, rows: list[int],
-                ribes: Sequence[float | None]) -> None:
+def _ribes_test(entry: dict, full: Mapping[str, Any], tested: resample.Comparison,
+                judged: bool) -> None:
     """A set's RIBES ``entry`` against the ``full`` test set's: Δ of the two entries' RIBES
-    (nltk's means), its paired interval and p on the test set's resamples (p only for a set
-    of :data:`MIN_INTERVAL_SENTENCES` scored lines or more)."""
-    score, values = cells.engine.resampled(cells.metric.score, cells.stats, rows)
-    tested = cells.engine.compare(score, values, *cells.full)
-    judged = sum(ribes[r] is not None for r in rows) >= MIN_INTERVAL_SENTENCES
+    (nltk's means), the paired interval of ``tested`` (the set's resampled RIBES against the
+    full test set's) and its p where ``judged`` (a set of
+    :data:`MIN_INTERVAL_SENTENCES` scored lines or more)."""
     entry.update(difference=entry["score"] - full["score"],
                  difference_ci=[tested.low, tested.high],
                  p_value=tested.p if judged else None, p_adjusted=None, below=None,

@@ -536,12 +536,10 @@ def _ldd_score_cell(score: Mapping | None, tested: Mapping, delta: bool = True,
                                         score.get("ci_high"), digits), score)
     if delta and tested.get("difference") is not None:
         cell += f" Δ{tested['difference']:+.{digits}f}"
-        if "below" not in tested:
-            pass
-        elif tested["below"] is None:
-            cell += " †"
-        else:
-            cell += " ▼" if tested["below"] else " ▲" if tested["above"] else ""
+        if "below" in tested:  # an entry of an earlier layout has no verdict to mark
+            verdict = (" †" if tested["below"] is None else " ▼" if tested["below"]
+                       else " ▲" if tested["above"] else "")
+            cell += verdict
     return cell
 
 
