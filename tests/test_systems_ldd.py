@@ -145,6 +145,7 @@ def test_ribes_of_reordering_sets_tested_against_the_full_test_set_by_hand(toy):
     assert rows["reorder.ge7"]["interval below"] == "1 of 1"
     assert rows["reorder.ge9"]["B"].endswith("Δ-0.6667 †")
     assert rows["reorder.ge9"]["interval below"] == "— (under 10 sentences)"
+    assert "Choshen & Abend (2019), Table 6" in (d / "r.md").read_text(encoding="utf-8")
 
 
 def test_ldd_tables_put_systems_in_columns(toy):
