@@ -431,3 +431,84 @@ def test_cli_apply_without_models_raises_input_error(tmp_path):
         run("align", "apply", "--model-dir", tmp_path, "--src", DATA / "tiny.de",
             "--tgt", DATA / "tiny.en", "--out-forward", tmp_path / "f",
             "--out-reverse", tmp_path / "r", "--out-gdfa", tmp_path / "g")
+
+
+# -- the cache of trained models -------------------------------------------------------------
+
+
+def _model_bytes(model_dir: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(model_dir.iterdir())}
+
+
+def test_cached_models_are_the_bytes_a_training_writes(tmp_path, monkeypatch):
+    first = write_corpus(tmp_path, synthetic_pairs(60, 80, seed=1), "first")
+    cache = tmp_path / "cache"
+    settings, reused = align.train_or_reuse([first], tmp_path / "a", 2, cache)
+    assert reused is None
+    [entry] = cache.iterdir()
+    assert entry.name == align.cache_key([first], 2)
+    # the same bytes under other names: copied, nothing trained, and settings.json names the
+    # files of this call, as a training of them would
+    (tmp_path / "copy").mkdir()
+    copy = write_corpus(tmp_path / "copy", synthetic_pairs(60, 80, seed=1), "renamed")
+    monkeypatch.setattr(align, "_fit", lambda *a: pytest.fail("trained although cached"))
+    again, reused = align.train_or_reuse([copy], tmp_path / "b", 2, cache)
+    assert reused == entry
+    monkeypatch.undo()
+    align.train_models([copy], tmp_path / "fresh", 2)
+    assert _model_bytes(tmp_path / "b") == _model_bytes(tmp_path / "fresh")
+    assert again["corpora"] == [{"src": str(copy[0]), "tgt": str(copy[1]), "lines": 60}]
+    assert {k: v for k, v in again.items() if k != "corpora"} == \
+        {k: v for k, v in settings.items() if k != "corpora"}
+    # the copied models align as the trained ones
+    sents = align.read_parallel(*copy)
+    assert align.align_sentences(tmp_path / "b", *sents) == \
+        align.align_sentences(tmp_path / "a", *sents)
+
+
+def test_the_cache_key_follows_content_order_and_settings(tmp_path):
+    a = write_corpus(tmp_path, synthetic_pairs(20, 30, seed=2), "a")
+    b = write_corpus(tmp_path, synthetic_pairs(20, 30, seed=3), "b")
+    key = align.cache_key([a], 5)
+    assert align.cache_key([a], 5) == key
+    assert len({key, align.cache_key([a], 4), align.cache_key([b], 5),
+                align.cache_key([a, b], 5), align.cache_key([b, a], 5),
+                align.cache_key([(a[1], a[0])], 5)}) == 6
+
+
+def test_a_damaged_cache_entry_is_trained_again_and_replaced(tmp_path, caplog):
+    corpus = write_corpus(tmp_path, synthetic_pairs(40, 50, seed=4), "c")
+    cache = tmp_path / "cache"
+    align.train_or_reuse([corpus], tmp_path / "a", 2, cache)
+    [entry] = cache.iterdir()
+    lexicon = next(entry.glob("*.fa_lexnd"))
+    whole = lexicon.read_bytes()
+    lexicon.write_bytes(whole[:-8])
+    _, reused = align.train_or_reuse([corpus], tmp_path / "b", 2, cache)
+    assert reused is None and "unusable" in caplog.text
+    assert _model_bytes(tmp_path / "b") == _model_bytes(tmp_path / "a")
+    # the training took the damaged entry's place
+    assert lexicon.read_bytes() == whole
+    assert align.train_or_reuse([corpus], tmp_path / "c", 2, cache)[1] == entry
+
+
+def test_an_unwritable_align_cache_only_warns(tmp_path, caplog):
+    corpus = write_corpus(tmp_path, synthetic_pairs(30, 40, seed=5), "d")
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder", encoding="utf-8")
+    settings, reused = align.train_or_reuse([corpus], tmp_path / "m", 2, blocked / "align")
+    assert reused is None and settings == align.read_settings(tmp_path / "m")
+    assert "could not keep the aligner models in the cache" in caplog.text
+
+
+def test_cli_train_goes_through_the_cache_named_by_the_environment(tmp_path, monkeypatch,
+                                                                  capsys):
+    monkeypatch.setenv("PHENOMT_CACHE", str(tmp_path / "cache"))
+    args = ["align", "train", "--src", DATA / "tiny.de", "--tgt", DATA / "tiny.en",
+            "--iterations", "2", "--model-dir"]
+    assert run(*args, tmp_path / "first") == 0
+    assert "from the cache" not in capsys.readouterr().err
+    assert len(list((tmp_path / "cache" / "align").iterdir())) == 1
+    assert run(*args, tmp_path / "second") == 0
+    assert "from the cache" in capsys.readouterr().err
+    assert _model_bytes(tmp_path / "second") == _model_bytes(tmp_path / "first")

@@ -192,7 +192,8 @@ CASES = [
     Case("mirror-not-a-folder", (*BASE, "--hyp", "{hyp}", "--mirror", "{file}"),
          "configured mirror is not a directory"),
     Case("cache-dir-is-a-file", (*BASE, "--hyp", "{hyp}", "--cache-dir", "{file}"),
-         "the cache of parses (--cache-dir or $PHENOMT_CACHE) is not a folder"),
+         "the cache of parses and aligner models (--cache-dir or $PHENOMT_CACHE) is not a "
+         "folder"),
     Case("cache-dir-and-no-cache", (*BASE, "--hyp", "{hyp}", "--cache-dir", "{dir}",
                                     "--no-cache"), "not allowed with argument"),
     # the output folder

@@ -127,7 +127,8 @@ def test_the_job_server_gives_the_same_bytes(de_en):
     assert _outputs(de_en / "served") == expected
 
 
-def test_a_second_folder_copies_the_cached_parses_and_gives_the_same_bytes(de_en):
+def test_a_second_folder_copies_the_cached_parses_and_aligner_and_gives_the_same_bytes(
+        de_en):
     args = ("--src", "t.de", "--ref", "t.en", "--langs", "de-en", "--hyp", "at.en",
             "--hyp", "other.en", "--cache-dir", "cache")
     first = _evaluate(de_en, *args)
@@ -135,17 +136,28 @@ def test_a_second_folder_copies_the_cached_parses_and_gives_the_same_bytes(de_en
     (de_en / "out").rename(de_en / "first")
     # the German source parsed and the English reference tagged, two shards each
     assert len(list((de_en / "cache" / "udpipe").glob("*.conllu"))) == 4
+    # and the aligner of the reordering sets, trained on the test set
+    assert len(list((de_en / "cache" / "align").iterdir())) == 1
     again = _evaluate(de_en, *args)
     assert again.returncode == 0, again.stderr
     logs = _parse_logs(de_en / "out")
     assert len(logs) == 4 and all("copied from the cache" in log.read_text("utf-8")
                                   for log in logs)
+    assert "from the cache" in _align_log(de_en / "out").read_text("utf-8")
     assert _outputs(de_en / "out") == _outputs(de_en / "first")
-    # --no-cache: parsed again
+    # --no-cache: parsed and trained again
     (de_en / "out").rename(de_en / "second")
     alone = _evaluate(de_en, *args[:-2], "--no-cache")
     assert alone.returncode == 0, alone.stderr
-    assert not any("copied" in log.read_text("utf-8") for log in _parse_logs(de_en / "out"))
+    assert not any("copied" in log.read_text("utf-8")
+                   for log in [*_parse_logs(de_en / "out"), _align_log(de_en / "out")])
+    assert _outputs(de_en / "out") == _outputs(de_en / "first")
+
+
+def _align_log(outdir: Path) -> Path:
+    """The log of a run's one aligner training (De-En)."""
+    [log] = (outdir / "results" / "logs" / "align_train").glob("*.log")
+    return log
 
 
 def _parse_logs(outdir: Path) -> list[Path]:

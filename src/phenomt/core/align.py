@@ -5,7 +5,9 @@ fast_align defaults: a diagonal-favouring alignment distribution whose tension i
 during training, and a Dirichlet prior on the lexical table (variational Bayes, alpha 0.01,
 null probability 0.08). Both models are saved under a model directory beside
 ``settings.json``, which records the training settings and the model files; aligning new
-data loads the saved models and never retrains.
+data loads the saved models and never retrains. With ``$PHENOMT_CACHE`` set,
+``phenomt align train`` keeps the models in its ``align/`` folder and a later training on the
+same bytes copies them (:func:`train_or_reuse`).
 
 Alignments are written in Pharaoh format: one line per sentence pair, ``i-j`` points with
 0-based source index ``i`` and target index ``j``, sorted by ``(i, j)``. The reverse alignment
@@ -32,6 +34,9 @@ import json
 import logging
 import multiprocessing
 import os
+import shutil
+import sys
+import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -39,6 +44,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from phenomt.core import cache
 from phenomt.core.cliargs import positive_int
 from phenomt.core.io import InputError, atomic_write, count_lines, iter_lines, write_lines
 from phenomt.core.linelimit import MAX_TOKENS, name_lines
@@ -259,17 +265,117 @@ def train_models(corpora: Sequence[tuple[PathLike, PathLike]], model_dir: PathLi
         "openmp_threads_training": 1,
         "max_sentence_length": limit,
         "tokenization": "str.split",
-        "corpora": [{"src": str(src), "tgt": str(tgt), "lines": n}
-                    for (src, tgt), n in zip(corpora, counts, strict=True)],
+        "corpora": _corpora_record(corpora, counts),
         "training_pairs": added,
         "skipped_pairs": skipped,
         "forward": {**_model_facts(forward, out, FORWARD_PREFIX), "files": files["forward"]},
         "reverse": {**_model_facts(reverse, out, REVERSE_PREFIX), "files": files["reverse"]},
     }
     with atomic_write(out / SETTINGS_FILE) as handle:
-        handle.write(json.dumps(settings, indent=2, sort_keys=True) + "\n")
+        handle.write(_settings_text(settings))
     log.info("trained fast_align models on %d sentence pairs (%d iterations) in %s",
              added, iterations, out)
+    return settings
+
+
+def _corpora_record(corpora: Sequence[tuple[PathLike, PathLike]], counts: Sequence[int]
+                    ) -> list[dict[str, Any]]:
+    return [{"src": str(src), "tgt": str(tgt), "lines": n}
+            for (src, tgt), n in zip(corpora, counts, strict=True)]
+
+
+def _settings_text(settings: dict[str, Any]) -> str:
+    return json.dumps(settings, indent=2, sort_keys=True) + "\n"
+
+
+# --------------------------------------------------------------------------------------------
+# The cache of trained models
+
+#: Part of every cache key: raise it when :func:`train_models` writes other models for the same
+#: corpora, so that no model of an earlier version is reused.
+CACHE_FORMAT = 1
+#: What a cache entry holds besides the model files: the training's settings, and the SHA-256
+#: of every model file, checked before the entry is copied.
+_CACHED_SETTINGS = "settings.json"
+_CACHED_DIGESTS = "sha256.json"
+
+
+def cache_key(corpora: Sequence[tuple[PathLike, PathLike]], iterations: int) -> str:
+    """The SHA-256 naming a training in the cache: of every corpus file's bytes in order, the
+    iterations, the length limit, sil-thot's version and :data:`CACHE_FORMAT`. Training
+    runs on one thread (:func:`openmp_threads`) and depends on nothing else, so a key found
+    in the cache names the models this training would write."""
+    files = [path for pair in corpora for path in pair]
+    return cache.key(f"phenomt align {CACHE_FORMAT}; model format {_FORMAT_VERSION}; "
+                     f"sil-thot {metadata.version('sil-thot')}; iterations {iterations}; "
+                     f"max tokens {MAX_TOKENS}; corpora {len(corpora)}", files)
+
+
+def train_or_reuse(corpora: Sequence[tuple[PathLike, PathLike]], model_dir: PathLike,
+                   iterations: int, cache_folder: Path) -> tuple[dict[str, Any], Path | None]:
+    """:func:`train_models` through the cache folder ``cache_folder``: the settings, and the
+    cache entry the models were copied from (None where they were trained, then kept there;
+    a cache that cannot be written only logs a warning). Copied models are the same bytes a
+    training would write, and ``settings.json`` names this call's corpus files."""
+    entry = cache_folder / cache_key(corpora, iterations)
+    settings = _reuse(entry, corpora, Path(model_dir))
+    if settings is not None:
+        return settings, entry
+    settings = train_models(corpora, model_dir, iterations)
+    try:
+        _keep(Path(model_dir), settings, entry)
+    except OSError as err:
+        log.warning("could not keep the aligner models in the cache %s: %s", cache_folder, err)
+    return settings, None
+
+
+def _model_files(settings: dict[str, Any]) -> list[str]:
+    return [name for direction in ("forward", "reverse") for name in settings[direction]["files"]]
+
+
+def _keep(model_dir: Path, settings: dict[str, Any], entry: Path) -> None:
+    """Keep a training's model files in the cache, with its settings and their digests."""
+    if entry.is_dir():
+        return
+    files = [model_dir / name for name in _model_files(settings)]
+    digests = {path.name: cache.file_sha256(path) for path in files}
+    with tempfile.TemporaryDirectory() as scratch:
+        extra = [Path(scratch) / _CACHED_SETTINGS, Path(scratch) / _CACHED_DIGESTS]
+        extra[0].write_text(_settings_text(settings), encoding="utf-8")
+        extra[1].write_text(json.dumps(digests, indent=2, sort_keys=True) + "\n",
+                            encoding="utf-8")
+        cache.keep_folder([*files, *extra], entry)
+
+
+def _reuse(entry: Path, corpora: Sequence[tuple[PathLike, PathLike]], model_dir: Path
+           ) -> dict[str, Any] | None:
+    """Copy a cache entry's models into ``model_dir`` and write its ``settings.json`` (with
+    this call's corpus paths) last; None, copying nothing, where the entry is missing or
+    damaged (a file gone, or not the bytes it was kept with; such an entry is removed)."""
+    try:
+        settings = json.loads((entry / _CACHED_SETTINGS).read_text(encoding="utf-8"))
+        digests = json.loads((entry / _CACHED_DIGESTS).read_text(encoding="utf-8"))
+        names = _model_files(settings)
+        if sorted(digests) != sorted(names) or any(
+                cache.file_sha256(entry / name) != digests[name] for name in names):
+            raise ValueError("model files differ from the digests they were kept with")
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        if entry.exists():
+            # removed, so that this call's training is kept in its place
+            log.warning("cache entry %s unusable (%s): training instead", entry, err)
+            shutil.rmtree(entry, ignore_errors=True)
+        return None
+    # the same corpora by content as the entry's; the paths are this call's
+    settings["corpora"] = _corpora_record(corpora, [check_parallel(*pair) for pair in corpora])
+    model_dir.mkdir(parents=True, exist_ok=True)
+    (model_dir / SETTINGS_FILE).unlink(missing_ok=True)
+    for prefix in (FORWARD_PREFIX, REVERSE_PREFIX):
+        for stale in model_dir.glob(f"{prefix}.*"):
+            stale.unlink()
+    for name in names:
+        shutil.copyfile(entry / name, model_dir / name)
+    with atomic_write(model_dir / SETTINGS_FILE) as handle:
+        handle.write(_settings_text(settings))
     return settings
 
 
@@ -502,7 +608,14 @@ def _cmd_train(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         parser.error(f"--extra-src has {len(args.extra_src)} files but --extra-tgt has "
                      f"{len(args.extra_tgt)}; give them in matching order")
     corpora = [(args.src, args.tgt), *zip(args.extra_src, args.extra_tgt, strict=True)]
-    train_models(corpora, args.model_dir, iterations=args.iterations)
+    folder = cache.folder("align")
+    if folder is None:
+        train_models(corpora, args.model_dir, iterations=args.iterations)
+        return 0
+    _, reused = train_or_reuse(corpora, args.model_dir, args.iterations, folder)
+    if reused is not None:
+        print(f"copied the trained models into {args.model_dir} from the cache: {reused}",
+              file=sys.stderr)
     return 0
 
 
@@ -528,6 +641,11 @@ def register_cli(tree: CommandTree) -> None:
     train.add_argument("--model-dir", required=True, help="directory to write the models to")
     train.add_argument("--iterations", type=positive_int, default=DEFAULT_ITERATIONS,
                        help=f"EM iterations per model (default {DEFAULT_ITERATIONS})")
+    train.epilog = (f"With ${cache.CACHE_ENV} set to a folder, models trained on the same "
+                    f"files' bytes with the same settings are copied from "
+                    f"${cache.CACHE_ENV}/align/ (keyed by their SHA-256, the iterations and "
+                    "sil-thot's version) instead of trained again, and each new training is "
+                    "kept there.")
 
     apply = tree.add("align apply", "Align parallel tokenized files with trained models; "
                                     "writes forward, reverse and grow-diag-final-and Pharaoh "

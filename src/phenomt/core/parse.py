@@ -33,6 +33,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from phenomt.core import cache
+from phenomt.core.cache import CACHE_ENV
 from phenomt.core.conllu import Sentence, parse_conllu_lines
 from phenomt.core.io import InputError, atomic_write, count_lines, iter_lines, open_binary
 from phenomt.core.linelimit import MAX_TOKENS, name_lines, token_count
@@ -122,9 +124,6 @@ def parse_lines(model: ufal.udpipe.Model, lines: Iterable[str],
         yield writer.writeSentence(sentence)
 
 
-#: The environment variable naming the folder of phenomt's caches (``udpipe/`` holds the
-#: parses); unset or empty: no cache.
-CACHE_ENV = "PHENOMT_CACHE"
 #: Part of every cache key: raise it when :func:`parse_lines` writes other CoNLL-U for the same
 #: input, so that no parse of an earlier version is reused.
 CACHE_FORMAT = 1
@@ -132,8 +131,7 @@ CACHE_FORMAT = 1
 
 def cache_dir() -> Path | None:
     """The folder of cached parses from ``$PHENOMT_CACHE`` (its ``udpipe/``), or None."""
-    root = os.environ.get(CACHE_ENV, "")
-    return Path(root) / "udpipe" if root else None
+    return cache.folder("udpipe")
 
 
 def cache_key(model_path: str | os.PathLike[str], input_path: str | os.PathLike[str],
@@ -141,15 +139,10 @@ def cache_key(model_path: str | os.PathLike[str], input_path: str | os.PathLike[
     """The SHA-256 naming a parse in the cache: of the model's and the input's bytes, the
     UDPipe version, the length limit, ``tag_only`` and :data:`CACHE_FORMAT`. A parse depends
     on nothing else, so a key found in the cache is the parse this call would make."""
-    import hashlib
     from importlib.metadata import version
 
-    key = hashlib.sha256(f"phenomt parse {CACHE_FORMAT}; ufal.udpipe {version('ufal.udpipe')}; "
-                         f"max tokens {MAX_TOKENS}; tag only {tag_only}\n".encode())
-    for path in (model_path, input_path):
-        with open_binary(path) as handle:
-            key.update(hashlib.file_digest(handle, "sha256").digest())
-    return key.hexdigest()
+    return cache.key(f"phenomt parse {CACHE_FORMAT}; ufal.udpipe {version('ufal.udpipe')}; "
+                     f"max tokens {MAX_TOKENS}; tag only {tag_only}", (model_path, input_path))
 
 
 def _cached(entry: Path, lines: int) -> bytes | None:

@@ -487,8 +487,8 @@ def prepare(args: argparse.Namespace) -> tuple[Request, Path, dict[str, Any], li
     checks.check_outdir(outdir)
     cache = parse_cache(args)
     if cache and Path(cache).exists() and not Path(cache).is_dir():
-        raise InputError(cache, "the cache of parses (--cache-dir or $PHENOMT_CACHE) is not a "
-                                "folder")
+        raise InputError(cache, "the cache of parses and aligner models (--cache-dir or "
+                                "$PHENOMT_CACHE) is not a folder")
     checks.check_unique(args.metrics, "--metrics")
     if "ltcr" in args.metrics and not args.docids:
         raise InputError("--metrics", "ltcr scores documents: give the test set's document "
@@ -733,13 +733,15 @@ def register_cli(tree) -> None:
                         "time with the sets)")
     cache = p.add_mutually_exclusive_group()
     cache.add_argument("--cache-dir", metavar="DIR",
-                       help="where the UDPipe parses of the LDD sets and the POS buckets are "
-                            "kept and reused by any later run on the same test set, in any "
-                            "output folder (keyed by the SHA-256 of the text, the model and "
-                            "the options; default: $PHENOMT_CACHE, else "
+                       help="where the UDPipe parses of the LDD sets and the POS buckets, and "
+                            "the aligner models of the reordering sets, are kept and reused "
+                            "by any later run on the same test set, in any output folder "
+                            "(keyed by the SHA-256 of the inputs, the tool's version and its "
+                            "settings; default: $PHENOMT_CACHE, else "
                             "$XDG_CACHE_HOME/phenomt or ~/.cache/phenomt)")
     cache.add_argument("--no-cache", action="store_true",
-                       help="parse without reading or keeping cached parses")
+                       help="parse and train the aligner without reading or keeping cached "
+                            "results")
     p.add_argument("--align-extra", nargs="+", default=[], metavar="CORPUS",
                    help="catalogued corpora of the pair the LDD or LTCR aligner trains on "
                         "beside the test set (from the mirror or downloaded)")
