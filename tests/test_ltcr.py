@@ -188,3 +188,21 @@ def test_aligner_path_trains_saves_and_reuses_a_model(tmp_path):
     record = json.loads(outs[0])
     assert record["pairs_all"] == 16 and record["settings"]["align_model"] == str(model)
     assert len(Path(tmp_path / "a.align").read_text(encoding="utf-8").splitlines()) == 6
+
+
+def test_the_lexcons_aligner_goes_through_the_cache(tmp_path, monkeypatch):
+    """With $PHENOMT_CACHE set, a second training on the same test set copies the models."""
+    from phenomt.core import align
+
+    monkeypatch.setenv("PHENOMT_CACHE", str(tmp_path / "cache"))
+    first, second = tmp_path / "first", tmp_path / "second"
+    assert run(["lexcons", "align-train", "--testset", str(MINI), "--model-dir",
+                str(first)]) == 0
+    assert len(list((tmp_path / "cache" / "align").iterdir())) == 1
+    monkeypatch.setattr(align, "_fit", lambda *a: pytest.fail("trained although cached"))
+    assert run(["lexcons", "align-train", "--testset", str(MINI), "--model-dir",
+                str(second)]) == 0
+    assert sorted(p.name for p in second.iterdir()) == sorted(p.name for p in first.iterdir())
+    for path in first.iterdir():
+        if path.name != "settings.json":  # it names each folder's own training files
+            assert (second / path.name).read_bytes() == path.read_bytes(), path.name

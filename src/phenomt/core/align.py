@@ -311,6 +311,17 @@ def cache_key(corpora: Sequence[tuple[PathLike, PathLike]], iterations: int) -> 
                      f"max tokens {MAX_TOKENS}; corpora {len(corpora)}", files)
 
 
+def train_cached(corpora: Sequence[tuple[PathLike, PathLike]], model_dir: PathLike,
+                 iterations: int = DEFAULT_ITERATIONS) -> tuple[dict[str, Any], Path | None]:
+    """:func:`train_models`, through ``$PHENOMT_CACHE/align/`` where that is set
+    (:func:`train_or_reuse`): the settings, and the cache entry the models were copied from
+    (None where they were trained)."""
+    folder = cache.folder("align")
+    if folder is None:
+        return train_models(corpora, model_dir, iterations), None
+    return train_or_reuse(corpora, model_dir, iterations, folder)
+
+
 def train_or_reuse(corpora: Sequence[tuple[PathLike, PathLike]], model_dir: PathLike,
                    iterations: int, cache_folder: Path) -> tuple[dict[str, Any], Path | None]:
     """:func:`train_models` through the cache folder ``cache_folder``: the settings, and the
@@ -608,11 +619,7 @@ def _cmd_train(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         parser.error(f"--extra-src has {len(args.extra_src)} files but --extra-tgt has "
                      f"{len(args.extra_tgt)}; give them in matching order")
     corpora = [(args.src, args.tgt), *zip(args.extra_src, args.extra_tgt, strict=True)]
-    folder = cache.folder("align")
-    if folder is None:
-        train_models(corpora, args.model_dir, iterations=args.iterations)
-        return 0
-    _, reused = train_or_reuse(corpora, args.model_dir, args.iterations, folder)
+    _, reused = train_cached(corpora, args.model_dir, args.iterations)
     if reused is not None:
         print(f"copied the trained models into {args.model_dir} from the cache: {reused}",
               file=sys.stderr)

@@ -25,6 +25,7 @@ source–hypothesis pairs, symmetrised with grow-diag-final-and.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
@@ -36,6 +37,8 @@ import numpy as np
 from phenomt.core.io import InputError, iter_lines, write_lines
 from phenomt.core.metrics import resample
 from phenomt.core.metrics.base import Metric, register
+
+log = logging.getLogger(__name__)
 
 Position = tuple[int, int]
 """(sentence index within the document, token index), both 0-based."""
@@ -367,8 +370,10 @@ def train_aligner(model_dir: str | Path,
     source with its reference; ``extra_files`` are tokenized parallel files added after
     them. Everything is lower-cased (small test sets leave case variants unaligned) and
     written to ``model_dir/train.{src,tgt}`` so the settings name what was trained on.
+    With ``$PHENOMT_CACHE`` set, models trained on the same bytes before are copied
+    (:func:`phenomt.core.align.train_cached`).
     """
-    from phenomt.core.align import DEFAULT_ITERATIONS, read_parallel, train_models
+    from phenomt.core.align import DEFAULT_ITERATIONS, read_parallel, train_cached
 
     model_dir = Path(model_dir)
     src_lines: list[str] = []
@@ -384,8 +389,11 @@ def train_aligner(model_dir: str | Path,
         tgt_lines.extend(_lower(targets))
     write_lines(model_dir / "train.src", src_lines)
     write_lines(model_dir / "train.tgt", tgt_lines)
-    return train_models([(model_dir / "train.src", model_dir / "train.tgt")], model_dir,
-                        iterations=iterations or DEFAULT_ITERATIONS)
+    settings, reused = train_cached([(model_dir / "train.src", model_dir / "train.tgt")],
+                                    model_dir, iterations or DEFAULT_ITERATIONS)
+    if reused is not None:
+        log.info("aligner models copied from the cache: %s", reused)
+    return settings
 
 
 def align(model_dir: str | Path, sources: Sequence[Sequence[str]],
