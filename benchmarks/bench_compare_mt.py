@@ -10,9 +10,9 @@ more system (only that system's jobs); then the same two runs with the LDD chall
 (parsing the test set with UDPipe, aligning it, extracting and scoring the sets), in another
 fresh folder, and a first run with the sets but without the part-of-speech buckets
 (``--no-pos-buckets``: no tagging of the reference). The first runs with the sets parse with an
-empty cache of parses (a fresh ``--cache-dir``, or ``--no-cache``); one more first run, in
-another fresh folder, then finds the test set's parses in the cache the first one filled, as a
-later evaluation of other systems on the same test set does. Each measurement is taken ``--repeat``
+empty cache (a fresh ``--cache-dir``, or ``--no-cache``); one more first run, in another
+fresh folder, then finds the test set's parses and aligner models in the cache the first one
+filled, as a later evaluation of other systems on the same test set does. Each measurement is taken ``--repeat``
 times (default 3), the tools taking turns, each phenomt run in a fresh folder; the median
 is printed with the range, so that the first tool to read the files or import its modules
 is not the only one that pays for a cold cache.
@@ -112,7 +112,7 @@ LABELS = {"compare": f"compare-mt {COMPARE_MT.split('==')[1]} default analyses",
           "ldd_first": "phenomt evaluate with the LDD sets, first run",
           "ldd_more": "phenomt evaluate with the LDD sets, one more system",
           "ldd_no_pos": "the LDD sets, --no-pos-buckets, first run",
-          "ldd_cached": "the LDD sets, first run, the parses cached before"}
+          "ldd_cached": "the LDD sets, first run, parses and aligner cached"}
 
 
 if __name__ == "__main__":
