@@ -512,3 +512,23 @@ def test_cli_train_goes_through_the_cache_named_by_the_environment(tmp_path, mon
     assert run(*args, tmp_path / "second") == 0
     assert "from the cache" in capsys.readouterr().err
     assert _model_bytes(tmp_path / "second") == _model_bytes(tmp_path / "first")
+
+
+def test_a_cache_folder_appears_whole_and_the_first_one_kept_stays(tmp_path):
+    from phenomt.core import cache
+
+    files = []
+    for name, text in (("a.txt", "one\n"), ("b.txt", "two\n")):
+        files.append(tmp_path / name)
+        files[-1].write_text(text, encoding="utf-8")
+    entry = tmp_path / "cache" / "key"
+    assert cache.keep_folder(files, entry) is True
+    assert sorted(p.name for p in entry.iterdir()) == ["a.txt", "b.txt"]
+    files[0].write_text("changed\n", encoding="utf-8")
+    assert cache.keep_folder(files, entry) is False  # another run kept it first
+    assert (entry / "a.txt").read_text(encoding="utf-8") == "one\n"
+    # no partial folder is left beside the entry, whichever way it went
+    assert [p.name for p in entry.parent.iterdir()] == ["key"]
+    with pytest.raises(OSError):
+        cache.keep_folder([tmp_path / "missing.txt"], tmp_path / "cache" / "other")
+    assert [p.name for p in entry.parent.iterdir()] == ["key"]
