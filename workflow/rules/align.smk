@@ -13,6 +13,7 @@ rule align_train:
         first_tgt=lambda w, input: input.tgt[0],
         extra=lambda w: PLAN.ldd.align_extra_args(w.direction),
         iterations=lambda w: PLAN.ldd.align_iterations,
+    priority: 3
     log:
         f"{OUT}/logs/align_train/{{direction}}.log",
     benchmark:
@@ -39,6 +40,7 @@ rule align_apply:
     # forward and reverse one after the other: applying a trained model to a test set takes
     # seconds, and a 2-thread job would wait for both cores of a 2-core machine
     threads: 1
+    priority: 3
     log:
         f"{OUT}/logs/align_apply/{{direction}}.{{lcorpus}}.log",
     benchmark:

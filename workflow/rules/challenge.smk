@@ -17,6 +17,7 @@ rule extract_lexical:
         lang=lambda w: PLAN.ldd.source_lang(w.direction),
         bins=LEXICAL_BINS,
         prefix=lambda w: f"{OUT}/ldd/sets/{w.lcorpus}/{w.direction}/{w.phen}",
+    priority: 3
     log:
         f"{OUT}/logs/extract/{{lcorpus}}.{{direction}}.{{phen}}.log",
     conda:
@@ -42,6 +43,7 @@ rule extract_reorder:
         ),
     params:
         prefix=lambda w, output: output[0].removesuffix(".src"),
+    priority: 3
     log:
         f"{OUT}/logs/extract/{{lcorpus}}.{{direction}}.reorder.ge{{dist}}.log",
     conda:

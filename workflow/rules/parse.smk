@@ -15,6 +15,10 @@ rule parse_scatter:
         ),
     wildcard_constraints:
         kind="parse|tags",
+    # The LDD sets' preparation (parse, align, extract: priority 3) goes before the systems'
+    # jobs: UDPipe's shards are a run's longest jobs, and with the parses and aligner cached
+    # the chain takes seconds and then lets the challenge-set scores start with the others.
+    priority: 3
     log:
         f"{OUT}/logs/{{kind}}_scatter/{{lcorpus}}.{{lang}}.log",
     conda:
@@ -33,6 +37,7 @@ rule parse_shard:
         kind="parse|tags",
     params:
         args=lambda w: PLAN.ldd.parse_args(w.kind),
+    priority: 3
     log:
         f"{OUT}/logs/{{kind}}/{{lcorpus}}.{{lang}}.{{shard}}.log",
     benchmark:
@@ -54,6 +59,7 @@ rule parse_gather:
         f"{OUT}/ldd/{{kind}}/{{lcorpus}}.{{lang}}.conllu",
     wildcard_constraints:
         kind="parse|tags",
+    priority: 3
     log:
         f"{OUT}/logs/{{kind}}_gather/{{lcorpus}}.{{lang}}.log",
     conda:
