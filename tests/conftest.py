@@ -13,9 +13,9 @@ from types import ModuleType
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-# No test reads or fills a user's cache of parses (``phenomt evaluate`` keeps one in
-# ~/.cache/phenomt by default): a cached parse would change what a test's jobs do. The cache's
-# own tests give theirs.
+# No test reads or fills a user's cache of parses and aligner models (``phenomt evaluate``
+# keeps one in ~/.cache/phenomt by default): a cached result would change what a test's jobs
+# do. The cache's own tests give theirs.
 os.environ["PHENOMT_CACHE"] = ""
 TINY_CONFIG = ROOT / ".test" / "config" / "tiny.yaml"
 SNAKEMAKE = shutil.which("snakemake", path=str(Path(sys.executable).parent)) or "snakemake"
