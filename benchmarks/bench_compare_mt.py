@@ -12,10 +12,10 @@ fresh folder, and a first run with the sets but without the part-of-speech bucke
 (``--no-pos-buckets``: no tagging of the reference). The first runs with the sets parse with an
 empty cache (a fresh ``--cache-dir``, or ``--no-cache``); one more first run, in another
 fresh folder, then finds the test set's parses and aligner models in the cache the first one
-filled, as a later evaluation of other systems on the same test set does. Each measurement is taken ``--repeat``
-times (default 3), the tools taking turns, each phenomt run in a fresh folder; the median
-is printed with the range, so that the first tool to read the files or import its modules
-is not the only one that pays for a cold cache.
+filled, as a later evaluation of other systems on the same test set does. Each measurement is
+taken ``--repeat`` times (default 3), the tools taking turns, each phenomt run in a fresh
+folder; the median is printed with the range, so that the first tool to read the files or
+import its modules is not the only one that pays for a cold cache.
 
     PYTHONPATH=src python benchmarks/bench_compare_mt.py [--cores 2] [--compare-mt DIR]
         [--repeat 3]
