@@ -36,7 +36,6 @@ import multiprocessing
 import os
 import shutil
 import sys
-import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -272,7 +271,7 @@ def train_models(corpora: Sequence[tuple[PathLike, PathLike]], model_dir: PathLi
         "reverse": {**_model_facts(reverse, out, REVERSE_PREFIX), "files": files["reverse"]},
     }
     with atomic_write(out / SETTINGS_FILE) as handle:
-        handle.write(_settings_text(settings))
+        handle.write(_json_text(settings))
     log.info("trained fast_align models on %d sentence pairs (%d iterations) in %s",
              added, iterations, out)
     return settings
@@ -284,8 +283,8 @@ def _corpora_record(corpora: Sequence[tuple[PathLike, PathLike]], counts: Sequen
             for (src, tgt), n in zip(corpora, counts, strict=True)]
 
 
-def _settings_text(settings: dict[str, Any]) -> str:
-    return json.dumps(settings, indent=2, sort_keys=True) + "\n"
+def _json_text(record: dict[str, Any]) -> str:
+    return json.dumps(record, indent=2, sort_keys=True) + "\n"
 
 
 # --------------------------------------------------------------------------------------------
@@ -350,12 +349,8 @@ def _keep(model_dir: Path, settings: dict[str, Any], entry: Path) -> None:
         return
     files = [model_dir / name for name in _model_files(settings)]
     digests = {path.name: cache.file_sha256(path) for path in files}
-    with tempfile.TemporaryDirectory() as scratch:
-        extra = [Path(scratch) / _CACHED_SETTINGS, Path(scratch) / _CACHED_DIGESTS]
-        extra[0].write_text(_settings_text(settings), encoding="utf-8")
-        extra[1].write_text(json.dumps(digests, indent=2, sort_keys=True) + "\n",
-                            encoding="utf-8")
-        cache.keep_folder([*files, *extra], entry)
+    cache.keep_folder(files, entry, {_CACHED_SETTINGS: _json_text(settings),
+                                     _CACHED_DIGESTS: _json_text(digests)})
 
 
 def _reuse(entry: Path, corpora: Sequence[tuple[PathLike, PathLike]], model_dir: Path
@@ -386,7 +381,7 @@ def _reuse(entry: Path, corpora: Sequence[tuple[PathLike, PathLike]], model_dir:
     for name in names:
         shutil.copyfile(entry / name, model_dir / name)
     with atomic_write(model_dir / SETTINGS_FILE) as handle:
-        handle.write(_settings_text(settings))
+        handle.write(_json_text(settings))
     return settings
 
 

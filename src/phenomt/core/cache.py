@@ -16,7 +16,7 @@ import hashlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from phenomt.core.io import open_binary
@@ -47,9 +47,11 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
         return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
-def keep_folder(files: Iterable[str | os.PathLike[str]], entry: Path) -> bool:
-    """Copy ``files`` into the new cache folder ``entry``, which appears whole or not at all:
-    the copies go to a temporary folder beside it that is renamed to ``entry`` last. False
+def keep_folder(files: Iterable[str | os.PathLike[str]], entry: Path,
+                texts: Mapping[str, str] | None = None) -> bool:
+    """Copy ``files`` into the new cache folder ``entry``, and write ``texts`` (file name ->
+    UTF-8 text) beside them; the folder appears whole or not at all: everything goes to a
+    temporary folder beside it that is renamed to ``entry`` last. False
     where ``entry`` exists already (another run kept the same result first). Raises OSError
     where the cache cannot be written."""
     entry.parent.mkdir(parents=True, exist_ok=True)
@@ -58,6 +60,8 @@ def keep_folder(files: Iterable[str | os.PathLike[str]], entry: Path) -> bool:
     try:
         for path in files:
             shutil.copyfile(path, partial / Path(path).name)
+        for name, text in (texts or {}).items():
+            (partial / name).write_text(text, encoding="utf-8")
         try:
             os.rename(partial, entry)
         except OSError:
