@@ -507,7 +507,8 @@ def _ran(outdir: Path) -> list[str]:
 
 def test_the_job_server_is_told_what_the_run_needs_before_any_check():
     """Started before the inputs are checked, the server learns from the command line alone
-    which wordfreq list to load and whether the LDD sets' modules are needed."""
+    which wordfreq list to load, whether the LDD sets' modules are needed and which
+    reference the score jobs read."""
     from phenomt.cli import build_parser
     from phenomt.evaluate import _server_args
 
@@ -515,10 +516,16 @@ def test_the_job_server_is_told_what_the_run_needs_before_any_check():
         return build_parser(["phenomt.evaluate"]).parse_args(
             ["evaluate", "--src", "s", "--ref", "r", "--hyp", "a=h", "--outdir", "o", *more])
 
-    assert _server_args(parsed("--langs", "de-en")) == ["--wordfreq=en", "--ldd"]
-    assert _server_args(parsed("--langs", "de-en", "--no-ldd")) == ["--wordfreq=en"]
+    # and the reference, its language and the metrics, for the score jobs' n-grams
+    scores = ["--reference=r", "--target-lang=en", "--metrics=bleu,chrf"]
+    assert _server_args(parsed("--langs", "de-en")) == ["--wordfreq=en", "--ldd", *scores]
+    assert _server_args(parsed("--langs", "de-en", "--no-ldd")) == ["--wordfreq=en", *scores]
     # no UDPipe model for Chinese: no LDD sets; a frequency corpus: no list
-    assert _server_args(parsed("--langs", "zh-en", "--freq-corpus", "f")) == []
+    assert _server_args(parsed("--langs", "zh-en", "--freq-corpus", "f")) == scores
+    # a reference named like an option stays the reference
+    assert _server_args(parsed("--langs", "de-en", "--no-ldd", "--ref=-r.en",
+                               "--metrics", "ter"))[1:] == [
+        "--reference=-r.en", "--target-lang=en", "--metrics=ter"]
 
 
 def test_no_pos_buckets_reaches_the_generated_config(tmp_path):

@@ -108,6 +108,7 @@ def run(argv):
 def slow():
     time.sleep(float(sys.argv[2]))
     WARMED.append("slow")
+    return lambda: WARMED.append("more")  # its next step, before the following ones
 
 jobserver.serve(sys.argv[1], run, preload=[slow, lambda: WARMED.append(os.getpid())],
                 ready=lambda: print("listening", flush=True), owner=sys.stdin.fileno(),
@@ -145,7 +146,7 @@ def test_a_job_that_comes_while_the_server_warms_up_is_served_after_that_step(tm
         assert server.stdout.readline() == "warm\n"
         late = subprocess.run([sys.executable, "-c", CLIENT, path, "warmed"],
                               capture_output=True, text=True, timeout=60)
-        assert late.stdout.startswith(f"['slow', {server.pid}] ")
+        assert late.stdout.startswith(f"['slow', 'more', {server.pid}] ")
     finally:
         server.stdin.close()
         jobserver._stop(server)
@@ -162,7 +163,7 @@ def test_what_the_server_warms_before_forking_every_job_shares(sleeper):
                            capture_output=True, text=True, timeout=60) for _ in range(2)]
     (warmed, first), (again, second) = (job.stdout.rsplit(" ", 1) for job in jobs)
     # loaded once, in the server's own process, before the jobs were forked from it
-    [_slow, server_pid] = ast.literal_eval(warmed)
+    [_slow, _more, server_pid] = ast.literal_eval(warmed)
     assert warmed == again and str(server_pid) not in (first.strip(), second.strip())
 
 
@@ -246,7 +247,7 @@ def test_the_server_stops_when_its_owner_is_gone(tmp_path):
 
 
 def test_the_evaluate_servers_steps_follow_the_jobs_needs():
-    from phenomt.jobs import LDD_PRELOAD, WORDFREQ_AFTER, preload
+    from phenomt.jobs import LDD_PRELOAD, REFERENCE_AFTER, WORDFREQ_AFTER, preload
 
     plain, ldd = preload(["de"]), preload(["de"], ldd=True)
     names = [step for step in plain if isinstance(step, str)]
@@ -256,6 +257,10 @@ def test_the_evaluate_servers_steps_follow_the_jobs_needs():
     # the wordfreq tables right after the module that reads them
     assert callable(plain[plain.index(WORDFREQ_AFTER) + 1])
     assert not any(callable(step) for step in preload([]))
+    # the reference's n-grams right after the score module, once it is named
+    primed = preload([], reference=("ref.de", "de", ["bleu", "chrf"]))
+    assert [i for i, step in enumerate(primed) if callable(step)] == [
+        primed.index(REFERENCE_AFTER) + 1]
     assert not set(LDD_PRELOAD) & set(names) and set(LDD_PRELOAD) <= set(ldd)
 
 

@@ -180,3 +180,38 @@ def test_load_score_names_the_file_it_refuses(tmp_path):
 def test_empty_corpus_statistics_have_the_metric_width():
     assert base.get("crr").statistics([], [], []).shape == (0, 3)
     assert np.isnan(base.get("ribes").score(np.zeros(2)))
+
+
+@pytest.mark.parametrize("name", ["bleu", "chrf", "ter"])
+def test_reference_information_is_extracted_once_and_in_steps(name, monkeypatch):
+    """sacreBLEU's per-line reference information, kept per setting and reference lines:
+    extracted in steps it is what sacreBLEU extracts at once, a second metric of the same
+    setting reuses it, and the statistics on it are sacreBLEU's own."""
+    monkeypatch.setattr(base, "_REFERENCE_INFO", {})
+    metric = base.get(name)
+    whole = base.get(name).metric._cache_references([REFS])
+    assert len(metric.reference_info(REFS, limit=1)) == 1
+    assert len(metric.reference_info(REFS, limit=3)) == 3
+    info = metric.reference_info(REFS)
+    assert info == whole
+    again = base.get(name)
+    assert again.reference_info(list(REFS)) is info
+    fresh = base.get(name).metric
+    expected = fresh._extract_corpus_statistics(HYPS, [REFS])
+    assert again.statistics(HYPS, REFS).tolist() == np.asarray(expected, dtype=float).tolist()
+    assert again.signature() == base.get(name).signature()  # nrefs:1 as before
+
+
+def test_other_references_or_settings_get_their_own_information(monkeypatch):
+    monkeypatch.setattr(base, "_REFERENCE_INFO", {})
+    bleu = base.get("bleu")
+    info = bleu.reference_info(REFS)
+    other = [*REFS[:-1], "something else entirely"]  # as long, one line differs
+    expected = base.get("bleu").metric._extract_corpus_statistics(HYPS, [other])
+    assert bleu.statistics(HYPS, other).tolist() == np.asarray(expected, float).tolist()
+    assert base.get("bleu", tokenize="none").reference_info(REFS) is not info
+    # a few references are kept, the oldest dropped first
+    for n in range(base.KEPT_REFERENCES + 2):
+        bleu.reference_info([f"line {n}"] * len(REFS))
+    assert len(base._REFERENCE_INFO) == base.KEPT_REFERENCES
+    assert bleu.reference_info(REFS) is not info

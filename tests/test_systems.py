@@ -165,6 +165,40 @@ def test_the_baseline_records_statistics_give_the_same_record(tmp_path, test, ma
                             baseline_record={**own, "reference": "elsewhere.en"}, **common)
 
 
+def test_the_job_servers_reference_steps_give_the_score_jobs_record(tmp_path, monkeypatch):
+    """The job server's warm-up extracts the reference's n-grams for the sacreBLEU metrics
+    the score jobs make, a few lines a step; a score job finds them (its record the same as
+    with nothing extracted), and a reference it cannot read is left to the jobs."""
+    from phenomt.core.metrics import base
+
+    refs = _corpus(6)
+    ref, hyp = tmp_path / "ref.de", tmp_path / "hyp.de"
+    ref.write_text("\n".join(refs) + "\n", encoding="utf-8")
+    hyp.write_text("\n".join(_damage(x, 3) for x in refs) + "\n", encoding="utf-8")
+    common = dict(testset="toy", system="hyp", hyp=hyp, ref=ref, target_lang="de",
+                  samples=60, seed=3, metrics=("bleu", "chrf", "ter"))
+    monkeypatch.setattr(base, "_REFERENCE_INFO", {})
+    plain = scores.score_record(**common)
+    monkeypatch.setattr(base, "_REFERENCE_INFO", {})
+    step, steps = scores.reference_steps(ref, "de", ["bleu", "crr", "chrf"], lines=4), 0
+    while step is not None:
+        step, steps = step(), steps + 1
+    # the start (reading the file), two steps of 4 lines for BLEU, two for chrF, the end
+    assert steps == 6
+    made = scores.registered_metrics("13a", ["bleu", "chrf"], ("und", "de"))
+    assert {key[:2] for key in base._REFERENCE_INFO} == {
+        (type(m).__name__, m.signature()) for m in made.values()}
+    assert all(len(info) == 6 for _lines, info in base._REFERENCE_INFO.values())
+    assert scores.score_record(**common) == plain
+    crlf = tmp_path / "crlf.de"
+    crlf.write_bytes(b"a\r\n")
+    monkeypatch.setattr(base, "_REFERENCE_INFO", {})
+    for bad in (crlf, tmp_path / "missing.de"):
+        assert scores.reference_steps(bad, "de")() is None
+    assert scores.reference_steps(ref, "de", ["crr"])() is None
+    assert base._REFERENCE_INFO == {}
+
+
 def test_interval_seed_and_signature():
     refs = _corpus()
     hyps = [_damage(line, 4 + i % 4) for i, line in enumerate(refs)]

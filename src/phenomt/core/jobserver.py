@@ -48,6 +48,9 @@ PRELOAD = ("phenomt.core.fetch", "phenomt.core.corpus", "sacremoses", "phenomt.c
            "phenomt.systems.challenge", "phenomt.ldd.extract", "phenomt.ldd.score", "pandas",
            "phenomt.core.tables", "phenomt.systems.tables", "phenomt.ldd.tables",
            "phenomt.core.figures")
+#: One step of a server's warm-up: a module to import, or a function to call (which may
+#: return the next step of its work).
+Step = str | Callable[[], "Step | None"]
 #: The entry point that serves the ``phenomt`` commands (it binds :func:`serve` to the CLI,
 #: which this module must not import).
 SERVER_MODULE = "phenomt.jobs"
@@ -56,7 +59,7 @@ SERVER_MODULE = "phenomt.jobs"
 # --------------------------------------------------------------------------- server
 
 def serve(path: str, run: Callable[[list[str]], int],
-          preload: Sequence[str | Callable[[], None]] = PRELOAD,
+          preload: Sequence[Step] = PRELOAD,
           ready: Callable[[], None] | None = None, owner: int | None = None,
           warmed: Callable[[], None] | None = None) -> None:
     """Listen at ``path`` and run each request's command with ``run`` (``phenomt``'s command
@@ -64,10 +67,11 @@ def serve(path: str, run: Callable[[list[str]], int],
     write end the process that started the server holds), until that process is gone.
 
     The socket exists (and ``ready`` is called) first. The steps of ``preload`` (a module to
-    import, or a function that loads what the jobs share) then run one at a time whenever no
-    request waits, and ``warmed`` is called after the last: a job that comes early is forked
-    at the end of the step under way and imports what it still lacks itself, so a run's
-    first jobs never wait for the figures' modules they do not use."""
+    import, or a function that loads what the jobs share and may return its next step) then
+    run one at a time whenever no request waits, and ``warmed`` is called after the last:
+    a job that comes early is forked at the end of the step under way and imports what it
+    still lacks itself, so a run's first jobs never wait for the figures' modules they do
+    not use."""
     import gc
     import select
 
@@ -100,7 +104,9 @@ def serve(path: str, run: Callable[[list[str]], int],
                 _child(conn, run)  # does not return
             conn.close()
         elif steps:
-            _load(steps.pop(0))
+            following = _load(steps.pop(0))
+            if following is not None:
+                steps.insert(0, following)
             gc.freeze()  # what is loaded stays shared with the children (no copy on write)
 
 
@@ -111,16 +117,17 @@ def _stop_serving(_sig: int, _frame: object) -> None:
     raise SystemExit(0)
 
 
-def _load(step: str | Callable[[], None]) -> None:
-    """One step of a server's preload: import a module, or call a function. What is not
-    installed (an optional extra; matplotlib in a light install) is left out; any other
-    failure goes to the server's log, and the jobs load that part themselves."""
+def _load(step: Step) -> Step | None:
+    """One step of a server's preload: import a module, or call a function, which may
+    return the step that goes on with its work (done next, so that a long load is split
+    into steps between which the server takes requests). What is not installed (an
+    optional extra; matplotlib in a light install) is left out; any other failure goes to
+    the server's log, and the jobs load that part themselves."""
     import importlib
 
     try:
         if not isinstance(step, str):
-            step()
-            return
+            return step()
         module = importlib.import_module(step)
         if step == "phenomt.core.figures":
             module.pyplot()
@@ -130,6 +137,7 @@ def _load(step: str | Callable[[], None]) -> None:
         import traceback
 
         traceback.print_exc()
+    return None
 
 
 def _child(conn: socket.socket, run: Callable[[list[str]], int]) -> None:

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -124,6 +124,39 @@ def registered_metrics(tokenize: str = "13a", keys: Sequence[str] = METRIC_KEYS,
     for metric in found.values():
         metric.ready()  # a missing model is named before any file is read
     return found
+
+
+def reference_steps(ref: str | os.PathLike[str], target_lang: str,
+                    keys: Sequence[str] = METRIC_KEYS, lines: int = 250
+                    ) -> Callable[[], Callable | None]:
+    """The job server's warm-up steps that extract sacreBLEU's information of the
+    reference ``ref`` (:meth:`SacrebleuMetric.reference_info`) for the sacreBLEU metrics
+    among ``keys`` as the score jobs make them (default settings, the target language's
+    tokenizer), ``lines`` lines a step: the first step, which returns the next, and so on.
+    The score jobs forked afterwards find it done; one forked earlier extracts what is
+    missing itself. A reference that cannot be read or a metric that cannot be made is left
+    to the jobs to report."""
+    def start() -> Callable | None:
+        known = metrics.names()  # imports the metric modules: their classes register
+        chosen = [key for key in keys if key in known
+                  and issubclass(metrics.METRICS[key], metrics.SacrebleuMetric)]
+        try:
+            text = read_text(ref)
+            made = registered_metrics(default_tokenizer(target_lang), chosen,
+                                      ("und", target_lang))
+        except (OSError, ValueError):  # an InputError too
+            return None
+        return lambda: step(list(made.values()), text, 0)
+
+    def step(found: list, text: list[str], done: int) -> Callable | None:
+        if not found:
+            return None
+        found[0].reference_info(text, limit=done + lines)
+        if done + lines >= len(text):
+            return lambda: step(found[1:], text, 0)
+        return lambda: step(found, text, done + lines)
+
+    return start
 
 
 def test_signature(metric_signature: str, test: str, samples: int, ci_samples: int,

@@ -186,6 +186,14 @@ def get(name: str, **settings: Any) -> Metric:
     return METRICS[name](**settings)
 
 
+#: sacreBLEU's reference information by metric, signature and the lines' hash: (the
+#: reference lines, the information of the first lines, all of them once complete), for the
+#: last :data:`KEPT_REFERENCES` references. See :meth:`SacrebleuMetric.reference_info`.
+_REFERENCE_INFO: dict[tuple[str, str, int], tuple[list[str], list[Any]]] = {}
+#: How many references it keeps (a score job's subsets: the masked lines, then all).
+KEPT_REFERENCES = 4
+
+
 class SacrebleuMetric(Metric):
     """A metric that sacreBLEU computes (``self.metric``, made by the subclass). Its
     per-sentence statistics come from ``_extract_corpus_statistics`` and its score from
@@ -203,8 +211,37 @@ class SacrebleuMetric(Metric):
     def statistics(self, hypotheses: Sequence[str], references: Sequence[str],
                    sources: Sequence[str] | None = None) -> np.ndarray:
         self._check(hypotheses, references, sources)
-        rows = self.metric._extract_corpus_statistics(list(hypotheses), [list(references)])
+        if not hypotheses:
+            rows = self.metric._extract_corpus_statistics([], [list(references)])
+        else:
+            # sacreBLEU's own loop over the hypotheses, on the references' cached information
+            # (as when the metric is made with ``references=``)
+            self.metric._ref_cache = self.reference_info(references)
+            rows = self.metric._extract_corpus_statistics(list(hypotheses), None)
         return np.asarray(rows, dtype=np.float64).reshape(len(hypotheses), -1)
+
+    def reference_info(self, references: Sequence[str], limit: int | None = None
+                       ) -> list[Any]:
+        """sacreBLEU's information of each reference line (its n-grams: what its
+        ``_cache_references`` extracts), kept in this process for the last references
+        scored with each setting (signature), so that the same references are read once: in
+        the job server, before it forks the score jobs of every system. ``limit``: extract
+        no more than the first ``limit`` lines (the server's warm-up goes in steps); a later
+        call extracts the rest. Each line's information depends on that line alone."""
+        lines = list(references)
+        key = (type(self).__name__, self.signature(), hash(tuple(lines)))
+        known = _REFERENCE_INFO.get(key)
+        info = known[1] if known is not None and known[0] == lines else []
+        end = len(lines) if limit is None else min(limit, len(lines))
+        if len(info) < end:
+            info = info + self.metric._cache_references([lines[len(info):end]])
+            _REFERENCE_INFO.pop(key, None)
+            _REFERENCE_INFO[key] = (lines, info)
+            while len(_REFERENCE_INFO) > KEPT_REFERENCES:
+                del _REFERENCE_INFO[next(iter(_REFERENCE_INFO))]
+        # what sacreBLEU's reference cache sets besides: ours always has one reference
+        self.metric.num_refs = 1
+        return info
 
     def score(self, totals: np.ndarray) -> float:
         return float(self.metric._compute_score_from_stats([float(x) for x in totals]).score)
