@@ -514,10 +514,15 @@ def test_the_job_server_is_told_what_the_run_needs_before_any_check():
 
     def parsed(*more: str):
         return build_parser(["phenomt.evaluate"]).parse_args(
-            ["evaluate", "--src", "s", "--ref", "r", "--hyp", "a=h", "--outdir", "o", *more])
+            ["evaluate", "--src", "s", "--ref", "r", "--hyp", "a=h", "--hyp", "b=g",
+             "--outdir", "o", *more])
 
-    # and the reference, its language and the metrics, for the score jobs' n-grams
+    # and, for several systems, the reference, its language and the metrics, for the score
+    # jobs' n-grams
     scores = ["--reference=r", "--target-lang=en", "--metrics=bleu,chrf"]
+    one = build_parser(["phenomt.evaluate"]).parse_args(
+        ["evaluate", "--src", "s", "--ref", "r", "--hyp", "a=h", "--langs", "de-en"])
+    assert _server_args(one) == ["--wordfreq=en", "--ldd"]
     assert _server_args(parsed("--langs", "de-en")) == ["--wordfreq=en", "--ldd", *scores]
     assert _server_args(parsed("--langs", "de-en", "--no-ldd")) == ["--wordfreq=en", *scores]
     # no UDPipe model for Chinese: no LDD sets; a frequency corpus: no list

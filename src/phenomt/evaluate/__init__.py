@@ -607,13 +607,14 @@ def _server_args(args: argparse.Namespace) -> list[str]:
     """The job server's options, decided before the checks from the command line alone:
     ``--wordfreq`` the target language, whose list makes the frequency buckets unless a
     frequency corpus is given (one of an earlier run into the folder only makes the server
-    load a list no job reads); ``--ldd`` where the run scores the LDD challenge sets; the
-    reference, its language and the metrics, whose n-grams it extracts for the score jobs
-    (a reference the checks refuse is only read there: nothing is written)."""
+    load a list no job reads); ``--ldd`` where the run scores the LDD challenge sets; with
+    several systems, the reference, its language and the metrics, whose n-grams it
+    extracts once for their score jobs (for one, its job does that as fast itself; a
+    reference the checks refuse is only read there: nothing is written)."""
+    shared = ([f"--reference={args.ref}", f"--target-lang={args.langs[1]}",
+               f"--metrics={','.join(args.metrics)}"] if len(args.hyp) > 1 else [])
     return ([] if args.freq_corpus else [f"--wordfreq={args.langs[1]}"]) + \
-        (["--ldd"] if _scores_ldd_sets(args) else []) + \
-        [f"--reference={args.ref}", f"--target-lang={args.langs[1]}",
-         f"--metrics={','.join(args.metrics)}"]
+        (["--ldd"] if _scores_ldd_sets(args) else []) + shared
 
 
 def _scores_ldd_sets(args: argparse.Namespace) -> bool:
