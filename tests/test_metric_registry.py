@@ -215,3 +215,22 @@ def test_other_references_or_settings_get_their_own_information(monkeypatch):
         bleu.reference_info([f"line {n}"] * len(REFS))
     assert len(base._REFERENCE_INFO) == base.KEPT_REFERENCES
     assert bleu.reference_info(REFS) is not info
+
+
+def test_bleus_of_one_tokenizer_share_it_and_its_cache():
+    """Every BLEU (and RIBES's tokens) of a tokenizer name uses one tokenizer, so a line
+    sacreBLEU's LRU cache holds is not tokenized again by another metric."""
+    from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+
+    from phenomt.core.metrics.bleu import make_bleu
+    from phenomt.core.metrics.ribes import ribes_tokens
+
+    first, second = make_bleu("13a"), make_bleu("13a", lowercase=True)
+    assert first.tokenizer is second.tokenizer
+    assert make_bleu("none").tokenizer is not first.tokenizer
+    line = "A line no other test tokenizes (made up: 3.14, & more)."
+    hits = Tokenizer13a.__call__.cache_info().hits
+    assert first._preprocess_segment(line) == "A line no other test tokenizes ( made up : " \
+                                              "3.14 , & more ) ."
+    assert ribes_tokens([line]) == [first.tokenizer(line).split()]
+    assert Tokenizer13a.__call__.cache_info().hits == hits + 2

@@ -56,7 +56,7 @@ def make_bleu(tokenize: str = "13a", lowercase: bool = False) -> BLEU:
     if missing:
         raise MissingTokenizer(tokenize, missing, hint)
     try:
-        return BLEU(tokenize=tokenize, lowercase=lowercase)
+        bleu = BLEU(tokenize=tokenize, lowercase=lowercase)
     except (ImportError, RuntimeError, AssertionError, OSError) as err:
         reason = " ".join(str(err).split()) or type(err).__name__
         raise InputError("--tokenize", f"sacreBLEU cannot make the {tokenize} tokenizer: "
@@ -65,6 +65,16 @@ def make_bleu(tokenize: str = "13a", lowercase: bool = False) -> BLEU:
         raise InputError("--tokenize", f"sacreBLEU stopped (exit status {err.code}) while "
                                        f"making the {tokenize} tokenizer; its log above says "
                                        "why") from None
+    # one tokenizer of each name in a process: sacreBLEU's tokenizers keep the lines they
+    # tokenized in an LRU cache keyed by the tokenizer too, so a line tokenized once (the
+    # reference: for BLEU, RIBES, the analyses; in the job server, for every job it forks)
+    # is not tokenized again. They keep no other state.
+    bleu.tokenizer = _TOKENIZERS.setdefault(tokenize, bleu.tokenizer)
+    return bleu
+
+
+#: The tokenizer :func:`make_bleu` gives every BLEU of each ``tokenize`` name.
+_TOKENIZERS: dict[str, Any] = {}
 
 
 def default_tokenizer(target_lang: str) -> str:
