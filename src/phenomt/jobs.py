@@ -83,8 +83,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     try:
         serve(args.socket, run, preload=preload(args.wordfreq, args.ldd, reference),
-              ready=ready,
-              owner=sys.stdin.fileno())
+              ready=ready, owner=sys.stdin.fileno())
     finally:
         Path(args.socket).unlink(missing_ok=True)
 
