@@ -181,3 +181,19 @@ def test_a_command_that_is_not_snakemakes_runs_in_a_process_of_its_own(tmp_path)
                               stream=io.StringIO(), ahead=ahead)
     assert result.returncode == 0 and waiting.returncode is not None  # closed unused
     assert (tmp_path / "s.log").read_text("utf-8") == "other\n"
+
+
+def test_a_snakemake_started_ahead_imports_and_collects_its_plugins_before_the_run():
+    # in a process of its own: this one may have imported Snakemake's modules already
+    code = ("import sys\n"
+            "from phenomt.core import snakerun\n"
+            "from snakemake_interface_executor_plugins.registry import ExecutorPluginRegistry\n"
+            "assert ExecutorPluginRegistry._instance is None and 'smart_open' not in "
+            "sys.modules\n"
+            "snakerun.warm_snakemake()\n"
+            "late = [m for m in snakerun.SNAKEMAKE_LATE_IMPORTS if m not in sys.modules]\n"
+            "print(late, 'local' in ExecutorPluginRegistry().plugins)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["[]", "True"]

@@ -118,8 +118,22 @@ def guess(lines: Sequence[str], expected: str, sample: int = SAMPLE) -> Guess:
         usable = [usable[int(i * step)] for i in range(sample)]
     if not supported(expected):
         return Guess(expected, Counter(), False)
-    import py3langid
-
     # Only the first 1,000 characters: a pathological line must not cost seconds here.
-    counts = Counter(py3langid.classify(ln[:1000])[0] for ln in usable)
-    return Guess(expected, counts, True)
+    return Guess(expected, Counter(classify([ln[:1000] for ln in usable])), True)
+
+
+def classify(lines: Sequence[str]) -> list[str]:
+    """py3langid's language of each line: its ``classify`` of every line, the model's one
+    matrix product made for all lines at once (the argmax of the same scores, in less than
+    half the time: ``evaluate`` waits for this before its run starts)."""
+    import numpy as np
+    from py3langid import langid
+
+    if not lines:
+        return []
+    if langid.IDENTIFIER is None:
+        langid.load_model()
+    model = langid.IDENTIFIER
+    features = np.stack([model.instance2fv(line) for line in lines])
+    best = (features @ model.nb_ptc + model.nb_pc).argmax(axis=1)
+    return [model.nb_classes[index] for index in best]
