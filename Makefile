@@ -30,10 +30,15 @@ report: $(STAMP)
 dryrun: $(STAMP)
 	$(BIN)/snakemake -n --configfile $(CONFIG)
 
+# Tests run in one pytest-xdist worker per core (TEST_WORKERS=0: in this process): a worker
+# takes one module at a time, and one takes every test of the shared tiny run
+# (tests/conftest.py), which is made first as it is the longest.
+TEST_WORKERS ?= auto
 test: $(STAMP)
 	$(BIN)/python -m compileall -q src/phenomt
 	$(BIN)/ruff check src tests benchmarks scripts
-	$(BIN)/python -m pytest -q --durations=8
+	$(BIN)/python -m pytest -q --durations=8 -n $(TEST_WORKERS) --dist loadgroup \
+		--no-loadscope-reorder
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks scripts

@@ -46,6 +46,32 @@ def mirror_dir() -> Path | None:
     return find_mirror(None, ROOT)
 
 
+#: Fixtures made once per pytest process and costly: under pytest-xdist (``make test`` runs
+#: one worker per core) the tests that use one go to one worker, so it is made once.
+SHARED_FIXTURES = {"tiny_run": "tiny-run", "slurm_cluster": "tiny-run",
+                   "tiny_comet": "tiny-comet"}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Work units for pytest-xdist's ``--dist loadgroup``: the tests of a shared fixture
+    (:data:`SHARED_FIXTURES`) form one group and run first, as it is the longest; every
+    other module is a group of its own, as its module-scoped fixtures (trained models,
+    parses) would otherwise be made again in each worker. Without xdist the marks change
+    nothing but the order: the shared run's tests first."""
+    def group(item: pytest.Item) -> str:
+        for name in getattr(item, "fixturenames", ()):
+            if name in SHARED_FIXTURES:
+                return SHARED_FIXTURES[name]
+        return item.nodeid.split("::", 1)[0]
+
+    groups = {id(item): group(item) for item in items}
+    shared = set(SHARED_FIXTURES.values())
+    items.sort(key=lambda item: groups[id(item)] not in shared)  # stable: order kept
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(groups[id(item)]))
+
+
 @pytest.fixture(scope="session")
 def mirror() -> Path:
     """The offline data mirror. Tests that need it skip without one, unless

@@ -90,7 +90,7 @@ def wait_for(driver, script: str, timeout: float = 30):
     return WebDriverWait(driver, timeout).until(lambda d: d.execute_script(f"return {script}"))
 
 
-def click(driver, locator: tuple[str, str], timeout: float = 10) -> None:
+def click(driver, locator: tuple[str, str], timeout: float = 30) -> None:
     """Click the element at ``locator`` once it is shown. Found and clicked in one step,
     tried again while the report redraws it (a redraw between finding and clicking leaves a
     stale element)."""
@@ -115,7 +115,7 @@ def click(driver, locator: tuple[str, str], timeout: float = 10) -> None:
     WebDriverWait(driver, timeout).until(clicked, f"nothing to click at {locator}")
 
 
-def click_text(driver, text: str, timeout: float = 10) -> None:
+def click_text(driver, text: str, timeout: float = 30) -> None:
     """Click the report's menu entry showing ``text`` once it is there."""
     from selenium.webdriver.common.by import By
 
@@ -161,7 +161,7 @@ def open_every_result(driver) -> dict[str, int]:
             # the listing may still be drawing; on a timeout the assertion says what it shows
             with contextlib.suppress(TimeoutException):
                 wait_for(driver, "document.querySelectorAll('#app table tbody tr').length == "
-                         f"{expected}", timeout=10)
+                         f"{expected}", timeout=30)
             rows = len(driver.find_elements(By.CSS_SELECTOR, "#app table tbody tr"))
             assert rows == expected, (category, subcategory, rows, expected)
             for row in range(1, rows + 1):
