@@ -81,10 +81,9 @@ def cluster_targets() -> list[str]:
 
 def planned_jobs(workdir: Path, targets: list[str]) -> dict[tuple[str, str], dict]:
     """Snakemake's own account of every job that makes ``targets``, from a dry run with the
-    profile:
-    (rule, wildcard values joined by "_" with "/" as "_", as the executor names its jobs) →
-    ``threads``, the resources and ``local`` (a job Snakemake runs itself: ``all``, the
-    local rules)."""
+    profile: (rule, wildcard values joined by "_" with "/" as "_", as the executor names its
+    jobs) → ``threads``, the resources and ``local`` (a job Snakemake runs itself: ``all``,
+    the local rules)."""
     # --cores: a dry run would cap every rule's threads at 1 without it
     result = run_snakemake("--dry-run", "--cores", str(DRY_RUN_CORES), "--profile", str(PROFILE),
                            "--configfile", str(TINY_CONFIG), "--directory", str(workdir), *targets)
