@@ -110,6 +110,7 @@ def slow():
     WARMED.append("slow")
     return lambda: WARMED.append("more")  # its next step, before the following ones
 
+slow.slow = sys.argv[3:] == ["stand-in"]
 jobserver.serve(sys.argv[1], run, preload=[slow, lambda: WARMED.append(os.getpid())],
                 ready=lambda: print("listening", flush=True), owner=sys.stdin.fileno(),
                 warmed=lambda: print("warm", flush=True))
@@ -118,8 +119,9 @@ CLIENT = ("import sys; from phenomt.core import jobclient; "
           "sys.exit(jobclient.delegate(sys.argv[1], sys.argv[2:]))")
 
 
-def _sleeper(path: str, slow_s: float) -> subprocess.Popen:
-    server = subprocess.Popen([sys.executable, "-c", SLEEPER, path, str(slow_s)],
+def _sleeper(path: str, slow_s: float, stand_in: bool = False) -> subprocess.Popen:
+    server = subprocess.Popen([sys.executable, "-c", SLEEPER, path, str(slow_s),
+                               *(["stand-in"] if stand_in else [])],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                               start_new_session=True)
     assert server.stdout.readline() == "listening\n"
@@ -150,6 +152,66 @@ def test_a_job_that_comes_while_the_server_warms_up_is_served_after_that_step(tm
     finally:
         server.stdin.close()
         jobserver._stop(server)
+
+
+def test_a_job_that_comes_during_a_slow_step_is_served_at_once_by_a_stand_in(tmp_path):
+    path = str(tmp_path / "socket")
+    server = _sleeper(path, 30, stand_in=True)  # its first step takes 30 s and is slow
+    try:
+        start = time.monotonic()
+        jobs = [subprocess.run([sys.executable, "-c", CLIENT, path, "warmed"],
+                               capture_output=True, text=True, timeout=60) for _ in range(2)]
+        assert time.monotonic() - start < 20  # neither waited for the step
+        # forked from what the server had loaded before the step
+        assert [job.stdout.split(" ")[0] for job in jobs] == ["[]", "[]"]
+        assert all(job.returncode == 0 for job in jobs)
+        # the step then ends as it would have: the stand-in is dismissed, the server serves
+        assert server.stdout.readline() == "warm\n"
+        late = subprocess.run([sys.executable, "-c", CLIENT, path, "warmed"],
+                              capture_output=True, text=True, timeout=60)
+        assert late.stdout.startswith(f"['slow', 'more', {server.pid}] ")
+    finally:
+        server.stdin.close()
+        jobserver._stop(server)
+
+
+def test_the_stand_in_leaves_at_the_end_of_its_step(tmp_path):
+    path = str(tmp_path / "socket")
+    server = _sleeper(path, 1, stand_in=True)
+    try:
+        assert server.stdout.readline() == "warm\n"
+        deadline = time.monotonic() + 30
+        while _children(server.pid):
+            assert time.monotonic() < deadline, "the stand-in outlived its step"
+            time.sleep(0.05)
+    finally:
+        server.stdin.close()
+        jobserver._stop(server)
+
+
+def _children(pid: int) -> list[int]:
+    """The live processes whose parent is ``pid`` (from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def test_the_servers_slow_steps_are_the_long_imports():
+    from phenomt.jobs import preload
+
+    steps = preload(["de"], ldd=True)
+    assert {step for step in steps if jobserver.is_slow(step) and isinstance(step, str)} == \
+        jobserver.SLOW_STEPS
+    assert [jobserver.is_slow(step) for step in steps if callable(step)] == [True]  # wordfreq
+    assert not jobserver.is_slow("phenomt.core.fetch")
 
 
 def test_the_job_reads_the_clients_standard_input(sleeper, tmp_path):

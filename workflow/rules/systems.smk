@@ -499,6 +499,9 @@ rule systems_figure_ldd_sets:
     localrule: True
     input:
         lambda w: PLAN.systems.ldd_records(w.testset),
+    # the longest of a run's last jobs (1 s for eight sets on 2 cores): first among them, so
+    # that the tables and the smaller figures fill the other core beside it
+    priority: 1
     output:
         png=report(
             PLAN.systems.figure("ldd_sets.{testset}", "png"),

@@ -48,6 +48,12 @@ PRELOAD = ("phenomt.core.fetch", "phenomt.core.corpus", "sacremoses", "phenomt.c
            "phenomt.systems.challenge", "phenomt.ldd.extract", "phenomt.ldd.score", "pandas",
            "phenomt.core.tables", "phenomt.systems.tables", "phenomt.ldd.tables",
            "phenomt.core.figures")
+#: The warm-up steps that take 0.3 s or more (each about 0.35 to 0.45 s of a first run on
+#: newstest2017 En-De): while one runs, a stand-in forked just before it serves the jobs
+#: that come, which would otherwise wait for its end (see :func:`serve`). A function step
+#: is slow where it has a true ``slow`` attribute.
+SLOW_STEPS = frozenset({"sacremoses", "wordfreq", "phenomt.core.figures",
+                        "nltk.translate.ribes_score", "scipy.stats"})
 #: One step of a server's warm-up: a module to import, or a function to call (which may
 #: return the next step of its work).
 Step = str | Callable[[], "Step | None"]
@@ -71,13 +77,18 @@ def serve(path: str, run: Callable[[list[str]], int],
     run one at a time whenever no request waits, and ``warmed`` is called after the last:
     a job that comes early is forked at the end of the step under way and imports what it
     still lacks itself, so a run's first jobs never wait for the figures' modules they do
-    not use."""
+    not use. During a slow step (:func:`is_slow`) a stand-in, a fork of the server made just
+    before it, forks the jobs that come instead: they start at once, from what was loaded
+    before that step."""
     import gc
     import select
 
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
     server.listen(64)
+    # a server and its stand-in may both see a request: the one that loses the race to
+    # accept it gets BlockingIOError instead of blocking
+    server.setblocking(False)
     if ready is not None:
         ready()
     # children are reaped by the kernel; Ctrl-C belongs to Snakemake, which stops the jobs
@@ -96,18 +107,66 @@ def serve(path: str, run: Callable[[list[str]], int],
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             return
         if server in readable:
-            conn, _ = server.accept()
-            if os.fork() == 0:
-                server.close()
-                if owner is not None:
-                    os.close(owner)
-                _child(conn, run)  # does not return
-            conn.close()
+            _fork_job(server, run, (owner,))
         elif steps:
-            following = _load(steps.pop(0))
+            step = steps.pop(0)
+            dismiss = _stand_in(server, owner, run) if is_slow(step) else None
+            following = _load(step)
+            if dismiss is not None:
+                os.close(dismiss)
             if following is not None:
                 steps.insert(0, following)
             gc.freeze()  # what is loaded stays shared with the children (no copy on write)
+
+
+def is_slow(step: Step) -> bool:
+    """Whether a stand-in serves the jobs during ``step`` (:data:`SLOW_STEPS`)."""
+    if isinstance(step, str):
+        return step in SLOW_STEPS
+    return bool(getattr(step, "slow", False))
+
+
+def _fork_job(server: socket.socket, run: Callable[[list[str]], int],
+              held: Sequence[int | None] = ()) -> None:
+    """Accept a waiting request and fork the child that runs it, which closes the listening
+    socket and the file descriptors ``held`` (nothing if another process of the server
+    accepted the request first)."""
+    try:
+        conn, _ = server.accept()
+    except BlockingIOError:
+        return
+    if os.fork() == 0:
+        server.close()
+        for fd in held:
+            if fd is not None:
+                os.close(fd)
+        _child(conn, run)  # does not return
+    conn.close()
+
+
+def _stand_in(server: socket.socket, owner: int | None,
+              run: Callable[[list[str]], int]) -> int:
+    """Fork a process that forks a child for each request, as the server does, until the
+    returned file descriptor is closed (the end of the server's slow step) or the owner is
+    gone. A request it has accepted is forked before it leaves; one it has not is the
+    server's again. SIGTERM (the end of the run) ends it at once: it holds nothing."""
+    leave, dismiss = os.pipe()
+    if os.fork() != 0:
+        os.close(leave)
+        return dismiss
+    try:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.close(dismiss)
+        import select
+
+        watched = [server, leave] if owner is None else [server, leave, owner]
+        while True:
+            readable, _, _ = select.select(watched, [], [])
+            if leave in readable or (owner in readable and not os.read(owner, 1)):
+                break
+            _fork_job(server, run, (owner, leave))
+    finally:
+        os._exit(0)
 
 
 def _stop_serving(_sig: int, _frame: object) -> None:

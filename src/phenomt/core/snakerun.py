@@ -74,10 +74,13 @@ class RunResult:
 AHEAD = "--command-line-from-stdin"
 #: What Snakemake 9 imports only once it runs, before its DAG: its profiles, storage and
 #: report modules and, through its source cache, smart_open with requests (about 0.5 s of a
-#: run's 1.0 s there, measured on newstest2017 En-De). A process started ahead imports them
-#: while it waits; one missing from another Snakemake release is skipped.
+#: run's 1.0 s there, measured on newstest2017 En-De); and pandas, which its metadata
+#: records import when the first job ends, wherever pandas is installed (0.3 s; the SLURM
+#: executor plugin, where installed, imports it with Snakemake). A process started ahead
+#: imports them while it waits; one missing (another Snakemake release) is skipped.
 SNAKEMAKE_LATE_IMPORTS = ("snakemake.profiles", "snakemake.storage", "snakemake.assets",
-                          "snakemake.report", "snakemake.report.html_reporter", "smart_open")
+                          "snakemake.report", "snakemake.report.html_reporter", "smart_open",
+                          "pandas")
 
 
 def _start(cmd: Sequence[str], env: dict[str, str] | None,
