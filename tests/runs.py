@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from tests.conftest import ROOT, SNAKEMAKE
@@ -63,15 +63,23 @@ def kill_group(process: subprocess.Popen, timeout: float = 30) -> None:
 
 def _group_members(pgid: int) -> list[int]:
     """Live (not zombie) processes whose process group is ``pgid``."""
-    members = []
+    return [pid for pid, fields in live_processes() if int(fields[2]) == pgid]
+
+
+def children(ppid: int) -> list[int]:
+    """Live (not zombie) processes whose parent is ``ppid``."""
+    return [pid for pid, fields in live_processes() if int(fields[1]) == ppid]
+
+
+def live_processes() -> Iterator[tuple[int, list[str]]]:
+    """Every live (not zombie) process: its id and the fields of its ``/proc/PID/stat`` after
+    the command ("state ppid pgrp ...": the command may hold spaces)."""
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            # /proc/PID/stat: "pid (comm) state ppid pgrp ..."; comm may hold spaces.
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
         except (OSError, IndexError):
             continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            members.append(int(entry.name))
-    return members
+        if fields[0] != "Z":
+            yield int(entry.name), fields

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from phenomt.core import jobclient, jobserver
+from tests.runs import children
 
 PHENOMT = str(Path(sys.executable).with_name("phenomt"))
 
@@ -138,6 +139,14 @@ def sleeper(tmp_path):
     jobserver._stop(server)
 
 
+def _assert_served_warm(server: subprocess.Popen, path: str) -> None:
+    """Once the server has warmed up, a job is forked from the server itself with all of it."""
+    assert server.stdout.readline() == "warm\n"
+    late = subprocess.run([sys.executable, "-c", CLIENT, path, "warmed"],
+                          capture_output=True, text=True, timeout=60)
+    assert late.stdout.startswith(f"['slow', 'more', {server.pid}] ")
+
+
 def test_a_job_that_comes_while_the_server_warms_up_is_served_after_that_step(tmp_path):
     path = str(tmp_path / "socket")
     server = _sleeper(path, 3)  # its first step takes 3 s
@@ -145,10 +154,7 @@ def test_a_job_that_comes_while_the_server_warms_up_is_served_after_that_step(tm
         early = subprocess.run([sys.executable, "-c", CLIENT, path, "warmed"],
                                capture_output=True, text=True, timeout=60)
         assert early.stdout.startswith("['slow'] ")  # forked before the next step
-        assert server.stdout.readline() == "warm\n"
-        late = subprocess.run([sys.executable, "-c", CLIENT, path, "warmed"],
-                              capture_output=True, text=True, timeout=60)
-        assert late.stdout.startswith(f"['slow', 'more', {server.pid}] ")
+        _assert_served_warm(server, path)
     finally:
         server.stdin.close()
         jobserver._stop(server)
@@ -156,20 +162,17 @@ def test_a_job_that_comes_while_the_server_warms_up_is_served_after_that_step(tm
 
 def test_a_job_that_comes_during_a_slow_step_is_served_at_once_by_a_stand_in(tmp_path):
     path = str(tmp_path / "socket")
-    server = _sleeper(path, 30, stand_in=True)  # its first step takes 30 s and is slow
+    server = _sleeper(path, 15, stand_in=True)  # its first step takes 15 s and is slow
     try:
         start = time.monotonic()
         jobs = [subprocess.run([sys.executable, "-c", CLIENT, path, "warmed"],
                                capture_output=True, text=True, timeout=60) for _ in range(2)]
-        assert time.monotonic() - start < 20  # neither waited for the step
+        assert time.monotonic() - start < 10  # neither waited for the step
         # forked from what the server had loaded before the step
         assert [job.stdout.split(" ")[0] for job in jobs] == ["[]", "[]"]
         assert all(job.returncode == 0 for job in jobs)
         # the step then ends as it would have: the stand-in is dismissed, the server serves
-        assert server.stdout.readline() == "warm\n"
-        late = subprocess.run([sys.executable, "-c", CLIENT, path, "warmed"],
-                              capture_output=True, text=True, timeout=60)
-        assert late.stdout.startswith(f"['slow', 'more', {server.pid}] ")
+        _assert_served_warm(server, path)
     finally:
         server.stdin.close()
         jobserver._stop(server)
@@ -181,27 +184,12 @@ def test_the_stand_in_leaves_at_the_end_of_its_step(tmp_path):
     try:
         assert server.stdout.readline() == "warm\n"
         deadline = time.monotonic() + 30
-        while _children(server.pid):
+        while children(server.pid):
             assert time.monotonic() < deadline, "the stand-in outlived its step"
             time.sleep(0.05)
     finally:
         server.stdin.close()
         jobserver._stop(server)
-
-
-def _children(pid: int) -> list[int]:
-    """The live processes whose parent is ``pid`` (from /proc)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid and fields[0] != "Z":
-            found.append(int(entry.name))
-    return found
 
 
 def test_the_servers_slow_steps_are_the_long_imports():
