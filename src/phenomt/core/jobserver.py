@@ -48,10 +48,11 @@ PRELOAD = ("phenomt.core.fetch", "phenomt.core.corpus", "sacremoses", "phenomt.c
            "phenomt.systems.challenge", "phenomt.ldd.extract", "phenomt.ldd.score", "pandas",
            "phenomt.core.tables", "phenomt.systems.tables", "phenomt.ldd.tables",
            "phenomt.core.figures")
-#: The warm-up steps that take 0.3 s or more (each about 0.35 to 0.45 s of a first run on
-#: newstest2017 En-De): while one runs, a stand-in forked just before it serves the jobs
-#: that come, which would otherwise wait for its end (see :func:`serve`). A function step
-#: is slow where it has a true ``slow`` attribute.
+#: The warm-up steps that take 0.3 s or more (0.3 to 0.55 s each in first runs on
+#: newstest2017 En-De, nltk's RIBES up to 1.2 s beside the jobs that came during it): while
+#: one runs, a stand-in forked just before it serves the jobs that come, which would
+#: otherwise wait for its end (see :func:`serve`). A function step is slow where it has a
+#: true ``slow`` attribute (the German frequency list's, 0.55 s).
 SLOW_STEPS = frozenset({"sacremoses", "wordfreq", "phenomt.core.figures",
                         "nltk.translate.ribes_score", "scipy.stats"})
 #: One step of a server's warm-up: a module to import, or a function to call (which may
