@@ -155,7 +155,11 @@ def test_systems_score_names_ltcr_with_its_settings(tmp_path, pair_file, aligner
     assert cell["unit"] == "document" and records[1]["subsets"]["all"]["bleu"]["unit"] == \
         "sentence"
     assert cell["statistics"]["clusters"] == ["0", "0", "0", "1", "1", "1"]
-    assert cell["p_value"] is not None and 0 < cell["p_value"] <= 1
+    if test == "ar":
+        assert cell["p_value"] is not None and 0 < cell["p_value"] <= 1
+    else:  # two documents are too few to resample: the difference is shown, not tested
+        assert cell["p_value"] is None and cell["untested"].startswith("2 document(s)")
+        assert cell["difference"] is not None
     assert cell["baseline_score"] == records[0]["subsets"]["all"]["ltcr"]["score"]
     ranked = ranking.rank(records, "ltcr")
     assert ranked is not None and ranked.pairs == 1

@@ -204,6 +204,20 @@ def test_holm_adjusts_within_the_family_and_skips_untested():
     assert holm([]) == [] and holm([None]) == [None]
 
 
+def test_holm_leaves_undefined_p_values_out_of_the_family():
+    import math
+
+    from phenomt.core.metrics.resample import holm
+
+    # a NaN p (an undefined difference) is no test: m = 2 for 0.01 and 0.02, whatever the
+    # NaN's place, and the NaN stays NaN instead of raising the others to 1
+    for pvalues, tested in (([math.nan, 0.01, 0.02], [1, 2]), ([0.01, math.nan, 0.02], [0, 2]),
+                            ([0.01, 0.02, math.nan], [0, 1])):
+        adjusted = holm(pvalues)
+        assert [adjusted[i] for i in tested] == pytest.approx([0.02, 0.02])
+        assert math.isnan(next(a for i, a in enumerate(adjusted) if i not in tested))
+
+
 def test_cluster_weights_keep_a_cluster_together():
     from phenomt.core.metrics.resample import cluster_weights
 

@@ -115,6 +115,28 @@ def test_identical_systems_are_not_significant(test):
         assert entry["difference"] == 0.0
 
 
+def test_a_test_set_too_small_to_resample_gets_no_bootstrap_test():
+    # one sentence: every resample is that sentence, the centred spread is all zeros and the
+    # bootstrap p would be 1/(B+1) however small the difference; below ten sentences the
+    # difference is reported and not tested, as for a challenge set or bucket that small
+    refs = ["the cat sat on the mat today"]
+    result = scores.significance(["a cat sat on a mat today"], refs, refs, samples=1000,
+                                 seed=12345, metrics=("bleu",))["bleu"]
+    assert result["p_value"] is None and result["significant"] is None
+    assert result["difference"] < 0 and "fewer than 10" in result["untested"]
+    refs = _corpus(9)
+    result = scores.significance([_damage(r, 3) for r in refs], refs, refs, samples=200,
+                                 seed=7, metrics=("bleu",))["bleu"]
+    assert result["p_value"] is None and result["untested"].startswith("9 sentence")
+    # the permutation test is valid for few sentences: it still tests
+    tested = scores.significance([_damage(r, 3) for r in refs], refs, refs, test="ar",
+                                 samples=200, seed=7, metrics=("bleu",))["bleu"]
+    assert tested["p_value"] is not None and "untested" not in tested
+    refs = _corpus(10)
+    assert scores.significance([_damage(r, 3) for r in refs], refs, refs, samples=200,
+                               seed=7, metrics=("bleu",))["bleu"]["p_value"] < 0.05
+
+
 @pytest.mark.parametrize("test", ["bs", "ar"])
 def test_a_strictly_better_system_is_significant(test):
     refs = _corpus()
@@ -134,7 +156,9 @@ def test_the_baseline_records_statistics_give_the_same_record(tmp_path, test, ma
     """A score job given the baseline's own record takes its kept statistics (the main
     subset's) instead of scoring the baseline again, and writes the same record; a record
     of another file or another system is refused."""
-    refs = _corpus(6)  # the lines of mask.txt
+    refs = _corpus(24)  # enough for a test in the masked subset too (16 lines)
+    mask = tmp_path / "mask.txt"
+    mask.write_text("1\n0\n1\n1\n0\n1\n" * 4, encoding="utf-8")
     ref = tmp_path / "ref.en"
     ref.write_text("\n".join(refs) + "\n", encoding="utf-8")
     base, hyp = tmp_path / "base.en", tmp_path / "hyp.en"
@@ -142,7 +166,7 @@ def test_the_baseline_records_statistics_give_the_same_record(tmp_path, test, ma
     hyp.write_text("\n".join(_damage(x, 6) for x in refs) + "\n", encoding="utf-8")
     common = dict(testset="toy", ref=ref, target_lang="en", baseline="base", test=test,
                   samples=60, seed=3, metrics=("bleu", "chrf", "ter"),
-                  mask=DATA / "mask.txt" if masked else None)
+                  mask=mask if masked else None)
     own = scores.score_record(system="base", hyp=base, **common)
     plain = scores.score_record(system="hyp", hyp=hyp, baseline_hyp=base, **common)
     taken = scores.score_record(system="hyp", hyp=hyp, baseline_hyp=base,

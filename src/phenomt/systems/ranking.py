@@ -20,8 +20,8 @@ from itertools import combinations
 import numpy as np
 
 from phenomt.core.io import InputError
-from phenomt.core.metrics import base as metrics
 from phenomt.core.metrics import resample
+from phenomt.systems.scores import recorded_metric
 
 
 @dataclass(frozen=True)
@@ -35,9 +35,10 @@ class Ranking:
     raw: dict[tuple[str, str], float]
     pairs: int
 
-    def cluster_of(self, system: str) -> int:
-        """1 for the best cluster."""
-        return next(k for k, members in enumerate(self.clusters, start=1) if system in members)
+    def cluster_of(self, system: str) -> int | None:
+        """1 for the best cluster; None for a system without a score to rank (undefined)."""
+        return next((k for k, members in enumerate(self.clusters, start=1)
+                     if system in members), None)
 
 
 def _statistics(record: Mapping, key: str) -> dict:
@@ -55,8 +56,12 @@ def rank(records: Sequence[Mapping], key: str) -> Ranking | None:
     with fewer than two systems."""
     if len(records) < 2:
         return None
-    metric = metrics.get(key) if key != "bleu" else metrics.get(
-        "bleu", tokenize=records[0].get("tokenize") or "13a")
+    metric = recorded_metric(records[0], key)
+    for record in records[1:]:
+        if recorded_metric(record, key).signature() != metric.signature():
+            raise InputError(record.get("path", record["system"]),
+                             f"scored with other {key} settings than {records[0]['system']}: "
+                             "systems ranked together must be scored alike")
     test = records[0]["test"]
     systems = [r["system"] for r in records]
     kept = [_statistics(r, key) for r in records]
@@ -67,9 +72,12 @@ def rank(records: Sequence[Mapping], key: str) -> Ranking | None:
                                 clusters=clusters)
     observed, values = engine.resampled_many(metric.score, stats)
     pairs = list(combinations(range(len(systems)), 2))
+    units = len(stats[0]) if clusters is None else len(set(clusters))
     raw = []
     for i, j in pairs:
-        if test["type"] == "ar":
+        if test["type"] != "ar" and units < resample.MIN_INTERVAL_SENTENCES:
+            raw.append(float("nan"))  # too few to resample: no test (as in the records)
+        elif test["type"] == "ar":
             raw.append(resample.paired_randomization(resample.cluster_sums(stats[i], clusters),
                                                      resample.cluster_sums(stats[j], clusters),
                                                      metric.score,
@@ -83,9 +91,12 @@ def rank(records: Sequence[Mapping], key: str) -> Ranking | None:
     raw_of = {}
     for (i, j), p, q in zip(pairs, raw, adjusted, strict=True):
         for a, b in ((i, j), (j, i)):
-            p_of[systems[a], systems[b]] = float(q)
+            # NaN: an undefined difference, no test (and never a cluster boundary)
+            p_of[systems[a], systems[b]] = float("nan") if q is None else float(q)
             raw_of[systems[a], systems[b]] = float(p)
-    scores = {s: sign * float(v) for s, v in zip(systems, observed, strict=True)}
+    # a system whose score is undefined (NaN) is in no cluster: it has nothing to rank by
+    scores = {s: sign * float(v) for s, v in zip(systems, observed, strict=True)
+              if np.isfinite(v)}
 
     def better(x: str, y: str) -> bool:
         return scores[x] > scores[y] and p_of[x, y] < resample.ALPHA

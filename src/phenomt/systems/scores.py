@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from phenomt.core.io import write_lines
+from phenomt.core.io import InputError, write_lines
 from phenomt.core.metrics import base as metrics
 from phenomt.core.metrics import resample
 from phenomt.core.metrics.bleu import default_tokenizer
@@ -116,14 +116,37 @@ def registered_metrics(tokenize: str = "13a", keys: Sequence[str] = METRIC_KEYS,
     unused = sorted(set(settings or {}) - set(keys))
     if unused:
         raise ValueError(f"settings given for {', '.join(unused)}, which are not scored")
-    made = {"bleu": {"tokenize": tokenize}, "ribes": {"tokenize": tokenize},
-            "crr": {"source_lang": langs[0], "target_lang": langs[1]},
-            "drr": {"source_lang": langs[0], "target_lang": langs[1]}}
-    found = {key: metrics.get(key, **{**made.get(key, {}), **(settings or {}).get(key, {})})
-             for key in keys}
+    found = {key: make_metric(key, tokenize, langs, settings) for key in keys}
     for metric in found.values():
         metric.ready()  # a missing model is named before any file is read
     return found
+
+
+def make_metric(key: str, tokenize: str = "13a", langs: tuple[str, str] = ("de", "en"),
+                settings: Mapping[str, Mapping[str, Any]] | None = None) -> metrics.Metric:
+    """The registered metric ``key`` as :func:`registered_metrics` makes it, without loading
+    a model: ``tokenize`` for BLEU and RIBES, the languages for CRR/DRR, then ``settings``."""
+    made = {"bleu": {"tokenize": tokenize}, "ribes": {"tokenize": tokenize},
+            "crr": {"source_lang": langs[0], "target_lang": langs[1]},
+            "drr": {"source_lang": langs[0], "target_lang": langs[1]}}
+    return metrics.get(key, **{**made.get(key, {}), **(settings or {}).get(key, {})})
+
+
+def recorded_metric(record: Mapping[str, Any], key: str) -> metrics.Metric:
+    """The metric ``key`` exactly as a ``systems score`` record was scored with it (its
+    tokenizer, languages and ``--setting`` values), for whoever scores its kept statistics
+    again (the rankings): a metric made with defaults would score chrF++ statistics as plain
+    chrF. A record whose cell's signature this does not reproduce is refused."""
+    metric = make_metric(key, record.get("tokenize") or "13a",
+                         (record.get("source_lang") or "und", record["target_lang"]),
+                         record.get("settings"))
+    entry = record["subsets"][record["main"]].get(key) or {}
+    if entry.get("signature") not in (None, metric.signature()):
+        raise InputError(record.get("path", record["system"]),
+                         f"its {key} signature {entry['signature']!r} is not that of the "
+                         f"settings it records ({metric.signature()!r}): score it again with "
+                         "this version of phenomt systems score")
+    return metric
 
 
 def reference_steps(ref: str | os.PathLike[str], target_lang: str,
@@ -258,15 +281,22 @@ def significance(hypotheses: Sequence[str], references: Sequence[str],
             if base is None:
                 base = metric.statistics(baseline, references, sources)
             base_score, base_values = drawn.resampled(metric.score, base)
-            if test == "bs":
-                p = drawn.compare(score, values, base_score, base_values).p
+            entry.update(baseline_score=base_score, difference=score - base_score)
+            units = len(references) if clusters is None else len(set(clusters))
+            if test == "bs" and units < resample.MIN_INTERVAL_SENTENCES:
+                # as for a slice: resampling a handful of units understates the spread (one
+                # sentence: every resample alike, p = 1/(B+1)); a permutation test stays valid
+                entry["untested"] = (f"{units} {entry['unit']}(s), fewer than "
+                                     f"{resample.MIN_INTERVAL_SENTENCES}: no bootstrap test")
             else:
-                p = resample.paired_randomization(resample.cluster_sums(stats, clusters),
-                                                  resample.cluster_sums(base, clusters),
-                                                  metric.score, trials=samples, seed=seed)
-            p = 1.0 if identical else float(p)
-            entry.update(baseline_score=base_score, difference=score - base_score,
-                         p_value=p, significant=p < alpha)
+                if test == "bs":
+                    p = drawn.compare(score, values, base_score, base_values).p
+                else:
+                    p = resample.paired_randomization(resample.cluster_sums(stats, clusters),
+                                                      resample.cluster_sums(base, clusters),
+                                                      metric.score, trials=samples, seed=seed)
+                p = 1.0 if identical else float(p)
+                entry.update(p_value=p, significant=p < alpha)
         found[key] = entry
     return found
 
@@ -366,7 +396,8 @@ def score_record(*, testset: str, system: str, hyp: str | os.PathLike[str],
         "testset": testset, "system": system, "kind": kind, "hypothesis": str(hyp),
         "reference": str(ref), "target_lang": target_lang, "tokenize": tokenize,
         **output.summary(), "baseline": baseline, "is_baseline": is_baseline,
-        "mask": None if mask is None else str(mask),
+        "mask": None if mask is None else str(mask), "source_lang": source_lang,
+        "settings": {key: dict(value) for key, value in sorted((settings or {}).items())},
         "test": {"type": test, "name": TESTS[test], "samples": samples,
                  "ci_samples": samples if test == "bs" else CI_SAMPLES, "seed": seed,
                  "alpha": ALPHA, "confidence": CONFIDENCE,

@@ -10,6 +10,7 @@ the record itself for a user's own system), the test set, its size and the signa
 from __future__ import annotations
 
 import csv
+import math
 import os
 from collections.abc import Mapping, Sequence
 from importlib import resources
@@ -82,10 +83,11 @@ def system_info(catalogue: Mapping[tuple[str, str], dict], testset: str, system:
 
 
 def _p_cell(entry: Mapping) -> str | None:
+    """The raw p, unmarked: only the Holm-adjusted p beside it carries the significance mark
+    (a star on the raw p would claim an uncorrected comparison significant)."""
     if entry.get("p_value") is None:
         return None
-    marker = " *" if entry.get("significant") else ""
-    return f"{entry['p_value']:.4f}{marker}"
+    return f"{entry['p_value']:.4f}"
 
 
 def _ordered(records: Sequence[Mapping]) -> list[tuple[Mapping, str]]:
@@ -143,12 +145,14 @@ def _ranked_cells(record: Mapping, subset: str, key: str,
     cells: dict[str, str | None] = {f"{label} cluster": None, f"p adj. ({label})": None}
     if ranked is None or subset != record["main"]:
         return cells
-    cells[f"{label} cluster"] = str(ranked.cluster_of(record["system"]))
+    cluster = ranked.cluster_of(record["system"])
+    cells[f"{label} cluster"] = None if cluster is None else str(cluster)
     baseline = record.get("baseline")
     if baseline and baseline != record["system"] and (record["system"], baseline) in \
             ranked.adjusted:
         q = ranked.adjusted[record["system"], baseline]
-        cells[f"p adj. ({label})"] = f"{q:.4f}" + (" *" if q < ALPHA else "")
+        if not math.isnan(q):  # NaN: the difference is undefined, nothing was tested
+            cells[f"p adj. ({label})"] = f"{q:.4f}" + (" *" if q < ALPHA else "")
     return cells
 
 
@@ -185,8 +189,9 @@ def bleu_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str, str], d
                      "README BLEU": _readme_bleu(info, record, subset),
                      "origin": info["origin"], "licence": info["licence"]})
     notes = ["Δ and p are against the test set's baseline system (the row marked baseline), "
-             "p raw; p adj.: Holm-adjusted over every pair of the test set's systems on the "
-             "metric (the family the clusters come from), * marks adjusted p < 0.05. Intervals "
+             "p raw (unmarked; subsets other than the main one have no adjusted p); p adj.: "
+             "Holm-adjusted over every pair of the test set's systems on the metric (the family "
+             "the clusters come from), * marks adjusted p < 0.05. Intervals "
              "and tests cover the test sentences only: each system is one given output.",
              "Cluster: systems ranked as WMT ranks them (1 = best): a boundary only where every "
              "system above is significantly better than every system below (paired tests on the "
@@ -195,6 +200,12 @@ def bleu_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str, str], d
     lower = [metrics.METRICS[k].label for k in keys if not metrics.METRICS[k].higher_is_better]
     if lower:
         notes.append(f"Lower is better for {', '.join(lower)}.")
+    untested = sorted({f"{record['testset']} ({subset} lines: {found['untested']})"
+                       for record, subset in _ordered(records) for key in keys
+                       if (found := record["subsets"][subset].get(key) or {}).get("untested")})
+    if untested:
+        notes.append("No p where a test set (or subset) has too few units to resample: "
+                     + "; ".join(untested) + ".")
     for testset in sorted({r["testset"] for r in records}):
         mine = [r for r in records if r["testset"] == testset]
         first = mine[0]

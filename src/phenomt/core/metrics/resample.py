@@ -13,6 +13,7 @@ trained models per setting) the paired test is Student's paired t-test (scipy).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -336,10 +337,12 @@ def holm(pvalues: Sequence[float | None]) -> list[float | None]:
     """Holm's step-down adjustment of the p-values of one family of tests (None: not
     tested, left out of the family). Adjusted p_(i) = max over j <= i of
     min(1, (m - j + 1) p_(j)) in ascending order; it controls the family-wise error rate
-    under any dependence between the tests."""
-    tested = [(p, i) for i, p in enumerate(pvalues) if p is not None]
+    under any dependence between the tests. A NaN p (a test whose observed difference is
+    undefined) is no test either: it stays NaN and is left out of the family, so it neither
+    sets the order nor raises the others' adjusted p."""
+    tested = [(p, i) for i, p in enumerate(pvalues) if p is not None and not math.isnan(p)]
     m = len(tested)
-    adjusted: list[float | None] = [None] * len(pvalues)
+    adjusted: list[float | None] = [None if p is None else float("nan") for p in pvalues]
     running = 0.0
     for rank, (p, index) in enumerate(sorted(tested)):
         running = max(running, min(1.0, (m - rank) * p))
