@@ -118,6 +118,10 @@ CASES = [
          "makes no valid system name"),
     Case("name-without-file", (*BASE, "--hyp", "x="), "no file after 'x'="),
     Case("name-twice", (*BASE, "--hyp", "a={hyp}", "--hyp", "a={hyp}"), "given twice: a"),
+    # a column of the challenge-set tables, which a system's column would overwrite
+    Case("name-reserved", (*BASE, "--hyp", "a={hyp}", "--hyp", "sentences={hyp}"),
+         "invalid system name 'sentences': set, phenomenon, distance, sentences, metric are "
+         "columns"),
     Case("testset-name-injection", (*BASE, "--hyp", "{hyp}", "--name", "t;rm -rf x"),
          "invalid test-set name"),
     Case("baseline-bad-name", (*BASE, "--hyp", "a={hyp}", "--baseline", "a b"),

@@ -155,6 +155,16 @@ def test_document_models_need_document_ids():
         Plan(config).check()
 
 
+def test_a_system_may_not_take_a_challenge_set_table_column_name():
+    # the challenge-set tables have a column per system beside "sentences", "distance", ...:
+    # such a name would overwrite one of them
+    config = load_config(ROOT / "config" / "config.yaml")
+    outputs = config["systems"]["testsets"]["newstest2017.en-de"]["outputs"]
+    outputs["distance"] = outputs.pop("KIT")
+    with pytest.raises(ValueError, match="newstest2017.en-de: 'distance' cannot name a system"):
+        Plan(config).check()
+
+
 def test_ordinals_and_document_samples_in_words():
     assert [ordinal(n) for n in (1, 2, 3, 4, 10, 11, 12, 13, 21, 102, 111)] == [
         "1st", "2nd", "3rd", "4th", "10th", "11th", "12th", "13th", "21st", "102nd", "111th"]

@@ -178,8 +178,11 @@ def test_ldd_tables_put_systems_in_columns(toy):
         ("particle", "All"), ("particle", "Spearman ρ (BLEU, distance)")]
     assert rows5[0]["B"].startswith("50.00 [") and rows5[0]["sentences"] == "20"
     assert rows5[1]["B"] == "— (fewer than 3 bins)"
-    assert "Omitted as smaller: particle ≥1 (10), reflexive ≥1 (2)" in (
-        d / "distance.md").read_text(encoding="utf-8")
+    distance_md = (d / "distance.md").read_text(encoding="utf-8")
+    assert "Omitted as smaller: particle ≥1 (10), reflexive ≥1 (2)" in distance_md
+    # its cells carry no Δ or verdict marks, so its notes explain none
+    assert "▼" not in distance_md and "†" not in distance_md and "Δ" not in distance_md
+    assert "▼/▲ mark sets" in md and "Δ = set − full test set" in md
     with open(d / "ribes.csv", newline="", encoding="utf-8") as handle:
         rows6 = list(csv.DictReader(handle))
     assert [r["set"] for r in rows6] == ["full test set", "reorder.ge5"]
@@ -187,6 +190,14 @@ def test_ldd_tables_put_systems_in_columns(toy):
     assert rows6[1]["B"].startswith("0.6667 [") and rows6[1]["B"].endswith("] Δ+0.0000")
     assert rows6[1]["below full test set"] == "0 of 2"  # Δ 0 for both
     assert rows6[1]["interval below"] == "0 of 2"
+    # every column of the tables' own that a system could be named is a reserved name
+    from phenomt.evaluate.checks import NAME
+    from phenomt.plan.systems import RESERVED_SYSTEM_NAMES
+
+    for kind in ("bleu", "distance", "ribes"):
+        with open(d / f"{kind}.csv", newline="", encoding="utf-8") as handle:
+            own = set(next(csv.reader(handle))) - {"A", "B"}
+        assert {c for c in own if NAME.fullmatch(c)} <= set(RESERVED_SYSTEM_NAMES), kind
 
 
 def _aligner_settings(path: Path, corpora: list[tuple[str, str, int]]) -> Path:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from phenomt.core import langcheck
 from phenomt.core.io import InputError
+from phenomt.plan.systems import RESERVED_SYSTEM_NAMES
 from phenomt.systems.outputs import check_line_count, empty_lines, read_text
 
 #: A system name: a letter or digit first, then letters, digits, ``_``, ``+`` or ``-``; at
@@ -34,6 +35,10 @@ def system_name(text: str, what: str = "system name") -> str:
     """``text`` when it is a valid system name, else ArgumentTypeError saying the rule."""
     if not NAME.fullmatch(text):
         raise argparse.ArgumentTypeError(f"invalid {what} {text!r}: use {NAME_RULE}")
+    if text in RESERVED_SYSTEM_NAMES:
+        raise argparse.ArgumentTypeError(
+            f"invalid {what} {text!r}: {', '.join(RESERVED_SYSTEM_NAMES)} are columns of the "
+            "challenge-set tables; choose another name")
     return text
 
 

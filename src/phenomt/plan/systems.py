@@ -23,6 +23,9 @@ LDD_BINS = ["all", "ge1", "ge2", "ge3"]
 LDD_TABLES = {"4": "bleu", "5": "distance", "6": "ribes"}
 #: Folder of the MQM sets under the systems' output folder (not a test set name).
 MQM_DIR = "mqm"
+#: Names no system may take: the challenge-set tables have a column per system beside these
+#: columns of their own, which such a name would overwrite.
+RESERVED_SYSTEM_NAMES = ("set", "phenomenon", "distance", "sentences", "metric")
 #: The tables of ``phenomt systems analyse`` (``table systems-analysis --kind``).
 ANALYSIS_TABLES = ("buckets", "ngrams", "examples")
 #: An LTCR set of the rules: a test set's name, or ``mqm/<MQM set>``.
@@ -744,6 +747,10 @@ class SystemsPlan(SectionPlan):
             if testset == MQM_DIR:
                 raise ValueError(f"systems: {MQM_DIR!r} cannot name a test set (the folder of "
                                  "the MQM sets)")
+            reserved = sorted(set(spec["outputs"]) & set(RESERVED_SYSTEM_NAMES))
+            if reserved:
+                raise ValueError(f"systems.{testset}: {', '.join(map(repr, reserved))} cannot "
+                                 "name a system (a column of the challenge-set tables)")
             if spec["ldd"]:
                 self._check_ldd(testset)
             if spec["ltcr"]:

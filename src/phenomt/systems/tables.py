@@ -625,7 +625,9 @@ def _same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
 
 def _ldd_notes(testset: str, records: Sequence[Mapping],
                catalogue: Mapping[tuple[str, str], dict], udpipe: str | None,
-               aligner: str | None) -> list[str]:
+               aligner: str | None, marks: bool = True) -> list[str]:
+    """The challenge-set tables' notes; ``marks``: the table's cells carry Δ and the
+    verdict marks (▼ ▲ †), which the notes then explain."""
     first = records[0]
     test = first["test"]
     full = first["full"]
@@ -634,17 +636,19 @@ def _ldd_notes(testset: str, records: Sequence[Mapping],
     notes = [f"{testset}: full test set {full['sentences']} sentences (reference "
              f"{first['reference']}). Set sizes (sentences): {sizes}.",
              "The sets are small: a set of a few dozen sentences has a BLEU interval many "
-             "points wide, so a lower point estimate alone is weak evidence; ▼/▲ mark sets "
-             "significantly below/above the full test set: each set against the full test set "
-             "on the same resamples (the test set's resamples, a set counting the draws of its "
-             "own lines), p Holm-adjusted over the system's sets, < 0.05; † marks "
-             f"sets of fewer than {MIN_INTERVAL_SENTENCES} sentences, too few for that verdict "
-             "(resampling a handful of sentences understates the spread). Intervals cover the "
-             "test sentences only.",
+             "points wide, so a lower point estimate alone is weak evidence"
+             + ("; ▼/▲ mark sets "
+                "significantly below/above the full test set: each set against the full test "
+                "set on the same resamples (the test set's resamples, a set counting the draws "
+                "of its own lines), p Holm-adjusted over the system's sets, < 0.05; † marks "
+                f"sets of fewer than {MIN_INTERVAL_SENTENCES} sentences, too few for that "
+                "verdict (resampling a handful of sentences understates the spread)"
+                if marks else "") + ". Intervals cover the test sentences only.",
              f"Distance bins: {BINS_NOTE}. Reordering set ≥d: a source and a reference token "
              "aligned at positions at least d apart.",
              f"BLEU: sacreBLEU `{full['bleu']['signature']}`; intervals: "
-             f"{intervals.describe(test['samples'], test['seed'])}. Δ = set − full test set."]
+             f"{intervals.describe(test['samples'], test['seed'])}."
+             + (" Δ = set − full test set." if marks else "")]
     extraction = []
     if udpipe:
         extraction.append(f"lexical sets from the UDPipe parse of the source ({udpipe})")
@@ -769,7 +773,7 @@ def ldd_distance_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str,
                                      if c["rho"] is not None else
                                      f"— ({c['reason'].replace('systems', 'bins')})")
         rows.append(row)
-    notes = _ldd_notes(testset, records, catalogue, udpipe, aligner)
+    notes = _ldd_notes(testset, records, catalogue, udpipe, aligner, marks=False)
     notes.insert(1, f"Cell: BLEU [95% CI]; only sets of at least {min_sentences} sentences. "
                     "Omitted as smaller: " + (", ".join(omitted) or "none") + ".")
     notes.insert(2, "Spearman ρ (scipy.stats.spearmanr) between each bin's BLEU and its "
