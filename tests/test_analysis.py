@@ -21,6 +21,10 @@ def test_bucket_labels_and_membership():
         "<1", "1", "2", "3", "4", "[5, 10)", "[10, 100)", "[100, 1000)", ">=1000"]
     assert analysis.bucket_labels(analysis.LENGTH_CUTOFFS) == [
         "<10", "[10, 20)", "[20, 30)", "[30, 40)", "[40, 50)", "[50, 60)", ">=60"]
+    # Zipf frequencies are continuous: the bucket from 3 to 4 holds 3.5 as well
+    assert analysis.bucket_labels(analysis.ZIPF_CUTOFFS, discrete=False) == [
+        "<1", "[1, 2)", "[2, 3)", "[3, 4)", "[4, 5)", "[5, 6)", "[6, 7)", ">=7"]
+    assert analysis.wordfreq_frequencies("en").discrete is False
     cut = analysis.CORPUS_CUTOFFS
     assert [analysis.bucket_of(v, cut) for v in (0, 1, 4, 5, 9, 10, 999, 1000, 10**6)] == [
         0, 1, 4, 5, 5, 6, 7, 8, 8]

@@ -89,12 +89,14 @@ POS_TAGS = ("NOUN", "PROPN", "VERB", "ADJ", "ADV", "NUM", "PRON", "DET", "ADP", 
 
 # --------------------------------------------------------------------------- buckets
 
-def bucket_labels(cutoffs: Sequence[float]) -> list[str]:
+def bucket_labels(cutoffs: Sequence[float], discrete: bool = True) -> list[str]:
     """Names of the buckets cut at ``cutoffs``: ``<c0``, then ``c`` where a bucket holds one
-    whole number, else ``[a, b)``, and ``>=c_last``."""
+    whole number (of a ``discrete`` quantity: counts, lengths), else ``[a, b)``, and
+    ``>=c_last``. A continuous quantity (Zipf frequencies) always gets ranges: its [3, 4)
+    holds 3.5 too."""
     labels = [f"<{_number(cutoffs[0])}"]
     for low, high in zip(cutoffs, cutoffs[1:], strict=False):
-        whole = float(low).is_integer() and high - low == 1
+        whole = discrete and float(low).is_integer() and high - low == 1
         labels.append(_number(low) if whole else f"[{_number(low)}, {_number(high)})")
     labels.append(f">={_number(cutoffs[-1])}")
     return labels
@@ -116,6 +118,8 @@ class Frequencies:
     description: str
     lookup: Callable[[str], float]
     cutoffs: tuple[float, ...]
+    #: whether the frequencies are whole numbers (counts) rather than continuous (Zipf)
+    discrete: bool = True
     _buckets: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 
     def bucket(self, word: str) -> int:
@@ -158,7 +162,7 @@ def wordfreq_frequencies(lang: str) -> Frequencies:
 
     return Frequencies(f"Zipf frequency in wordfreq {metadata.version('wordfreq')}'s {lang} "
                        "list (log10 per billion words; 0 where it lacks the word)",
-                       zipf, ZIPF_CUTOFFS)
+                       zipf, ZIPF_CUTOFFS, discrete=False)
 
 
 def wordfreq_table(lang: str) -> Mapping[str, float] | None:
@@ -333,7 +337,7 @@ def frequency_buckets(engine: resample.Resampler, tokens: Mapping[str, list[list
     stats = {s: word_statistics(t, references, frequencies) for s, t in tokens.items()}
     words = bucket_words(references, frequencies)
     buckets = []
-    for b, label in enumerate(bucket_labels(frequencies.cutoffs)):
+    for b, label in enumerate(bucket_labels(frequencies.cutoffs, frequencies.discrete)):
         columns = {s: st[:, 3 * b:3 * b + 3] for s, st in stats.items()}
         counts = {s: {"matched": int(c[:, 0].sum()), "ref_words": int(c[:, 1].sum()),
                       "hyp_words": int(c[:, 2].sum())} for s, c in columns.items()}
