@@ -55,6 +55,22 @@ def test_an_interval_wholly_above_the_score_is_flagged():
     assert intervals.reason(1.0, 2.0, 3.0, 20, 0.95).endswith("only 20 resamples")
 
 
+def test_a_sacrebleu_form_interval_that_misses_its_score_names_its_centre():
+    # 30 resampled scores of 0 and 970 of 10: mean 9.7, 95% range [0, 10], so sacreBLEU's
+    # interval is 9.7 -+ 5 = [4.7, 14.7]; a score of 4 lies below it although only 97.0% of
+    # the resamples lie above 4, so the percentile interval's reason would be false here
+    values = np.array([0.0] * 30 + [10.0] * 970)
+    low, high = resample.interval_of(values, "sacrebleu")
+    assert (low, high) == pytest.approx((4.7, 14.7))
+    found = intervals.checked_interval(4.0, low, high, bounds=(0.0, 100.0), samples=1000,
+                                       method="sacrebleu")
+    assert found["ci_contains_score"] is False
+    assert found["ci_reason"] == ("interval does not contain the score: sacreBLEU's interval "
+                                  "is centred on the mean of the 1000 resampled scores, which "
+                                  "lies above it (a skewed bootstrap distribution)")
+    assert "97.5%" not in found["ci_reason"]
+
+
 def test_intervals_are_clipped_to_the_score_range():
     # sacreBLEU's mean ± half-width of the 1 MB-line case, clipped: BLEU is at least 0
     found = intervals.checked_interval(0.62, -4.68, 30.59, bounds=(0.0, 100.0), samples=1000)

@@ -166,7 +166,8 @@ class _Cells:
         entry = {"score": score,
                  **intervals.checked_interval(score, low, high, bounds=self.metric.bounds,
                                               samples=self.engine.samples,
-                                              confidence=self.engine.confidence),
+                                              confidence=self.engine.confidence,
+                                              method=self.engine.method),
                  "signature": self.signature, "test_signature": self.test_signature}
         return entry, score, values
 

@@ -48,20 +48,26 @@ def contains(score: float, low: float, high: float) -> bool:
     return low - slack <= score <= high + slack
 
 
-def reason(score: float, low: float, high: float, samples: int, confidence: float) -> str:
-    """Why a percentile interval does not contain its score: too few resamples, or nearly all
-    resampled scores on one side of it."""
+def reason(score: float, low: float, high: float, samples: int, confidence: float,
+           method: str = "percentile") -> str:
+    """Why an interval does not contain its score: too few resamples; for a percentile
+    interval, nearly all resampled scores on one side of it; for sacreBLEU's form, its
+    centre, the resamples' mean, lying away from the score (no share of resamples follows)."""
     if samples < FEW_RESAMPLES:
         return (f"interval does not contain the score: only {samples} "
                 f"resample{'s' if samples != 1 else ''}")
     side = "above" if low > score else "below"
+    if method == "sacrebleu":
+        return (f"interval does not contain the score: sacreBLEU's interval is centred on the "
+                f"mean of the {samples} resampled scores, which lies {side} it (a skewed "
+                "bootstrap distribution)")
     return (f"interval does not contain the score: at least {100 * (1 + confidence) / 2:g}% of "
             f"the {samples} resampled scores lie {side} it (a skewed bootstrap distribution)")
 
 
 def checked_interval(score: float | None, low: float | None, high: float | None, *,
                      bounds: tuple[float | None, float | None], samples: int,
-                     confidence: float = 0.95) -> dict:
+                     confidence: float = 0.95, method: str = "percentile") -> dict:
     """A percentile interval clipped to ``bounds`` (either may be None), as the record fields
     ``ci_low``, ``ci_high``, ``ci_contains_score`` (None without an interval or a score) and
     ``ci_reason`` (None unless the interval misses the score)."""
@@ -78,7 +84,7 @@ def checked_interval(score: float | None, low: float | None, high: float | None,
     inside = contains(float(score), low, high)
     return {"ci_low": low, "ci_high": high, "ci_contains_score": inside,
             "ci_reason": None if inside else reason(float(score), low, high, samples,
-                                                    confidence)}
+                                                    confidence, method)}
 
 
 def flagged(entry: Mapping | None, prefix: str = "ci") -> bool:

@@ -12,10 +12,14 @@ the resamples' mean, not on the score, and can leave the metric's range (BLEU 0.
 [-4.68, 30.59] with one 1 MB hypothesis line), so it is clipped and flagged the same way. The
 paired test against a baseline system is a paired bootstrap on the same resamples (``bs``,
 Koehn 2004) or paired approximate randomization (``ar``, Riezler & Maxwell 2005, its interval
-from ``ci_samples`` resamples). A system whose hypotheses equal the baseline's line for line
-gets p = 1. The main subset keeps every metric's per-sentence statistics, from which the
-systems table tests every pair of systems on the same resamples and ranks them into
-significance clusters.
+from ``ci_samples`` resamples). The bootstrap p is two-sided, the share of centred resampled
+differences at least as far from 0 as the observed one (+1 in numerator and denominator);
+sacreBLEU's ``--paired-bs`` centres the absolute differences instead and counts those above
+the observed one, which gives smaller p on the same resamples. A test set (or subset) of
+fewer than ten units gets no bootstrap test, as a challenge set that small gets none. A
+system whose hypotheses equal the baseline's line for line gets p = 1. The main subset keeps
+every metric's per-sentence statistics, from which the systems table tests every pair of
+systems on the same resamples and ranks them into significance clusters.
 
 **CRR and DRR** (:mod:`phenomt.core.metrics.redundancy`) at word level: Moses tokenization
 (sacremoses, as in :func:`phenomt.core.text.tokenize`), jieba for Chinese; identical tokens are
@@ -209,7 +213,8 @@ def _cell(engine: resample.Resampler, metric: metrics.Metric, score: float,
     return {"score": score,
             **intervals.checked_interval(score, low, high, bounds=metric.bounds,
                                          samples=engine.samples,
-                                         confidence=engine.confidence)}
+                                         confidence=engine.confidence,
+                                         method=engine.method)}
 
 
 def recorded_statistics(entry: Mapping[str, Any] | None, metric: Any, lines: int
