@@ -10,7 +10,9 @@ set (CI sets it), which turns the skip into a failure.
 from __future__ import annotations
 
 import contextlib
+import csv
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -28,6 +30,67 @@ FIGURES = ("systems_redundancy.png", "systems_ldd_sets.newstest2021.de-en.png",
            "systems_mqm.wmt21-ted.zh-en.png", "ldd_distance.png", "ldd_sets.png",
            "nat_redundancy.png", "nat_speedup.png", "lexcons_figure3.png",
            "lexcons_distance.png")
+
+
+def _evaluate_report_captions(tmp_path: Path) -> dict[str, str]:
+    """Every caption the report of a ``phenomt evaluate`` run shows, by the file it captions:
+    its front page, each table's (from its declaration, through the tables template) and
+    each figure's (its template, named after the figure: systems_mqm.<set> ->
+    systems_mqm.rst). Built from the generated config's plan, without running anything."""
+    from phenomt.evaluate import Request, evaluate_config, load_config_dict
+    from phenomt.plan import Plan
+
+    src, ref, mine, yours = (tmp_path / n for n in ("t.de", "t.en", "mine.en", "yours.en"))
+    for path, text in ((src, "ein Satz\nnoch einer\n"), (ref, "a line\nanother\n"),
+                       (mine, "a line\nanother\n"), (yours, "one line\nanother\n")):
+        path.write_text(text, encoding="utf-8")
+    request = Request(src=src, ref=ref, src_lang="de", tgt_lang="en",
+                      hyps=(("mine", mine), ("yours", yours)), name="t.de-en",
+                      baseline="mine", ldd=True, align_extra=(), metrics=("bleu",),
+                      samples=100, mirror=None)
+    plan = Plan(load_config_dict(evaluate_config(request)))
+    plan.check()
+    report = ROOT / "workflow" / "report"
+    table_template = (report / "tables.rst").read_text(encoding="utf-8")
+    captions = {"workflow.rst": (report / "workflow.rst").read_text(encoding="utf-8")}
+    for path in plan.tables():
+        if path.endswith(".csv"):
+            stem = Path(path).name.removesuffix(".csv")
+            captions[stem] = table_template.replace("{{ snakemake.params.caption }}",
+                                                    plan.report.caption(stem))
+    for path in plan.systems.figures():
+        if path.endswith(".png"):
+            template = report / (Path(path).name.split(".")[0] + ".rst")
+            assert template.is_file(), path  # the figure rules' caption files
+            captions[Path(path).name] = template.read_text(encoding="utf-8")
+    return captions
+
+
+def test_evaluate_report_captions_name_no_system_it_lacks(tmp_path):
+    """The captions of a ``phenomt evaluate`` report (the user's systems "mine" and "yours",
+    no kind stated) name none of the catalogued systems the default run scores, in full or
+    by a distinctive part (GLAT of VolcTrans-GLAT), and claim no origin the user's files lack;
+    the redundancy figure says what it draws for a system of no stated kind."""
+    captions = _evaluate_report_captions(tmp_path)
+    assert {"systems_bleu", "systems_redundancy", "systems_redundancy.png"} <= set(captions)
+    with (ROOT / "src" / "phenomt" / "systems" / "data" / "sysout_systems.tsv").open(
+            encoding="utf-8") as handle:
+        rows = csv.DictReader((line for line in handle if not line.startswith("#")),
+                              delimiter="\t")
+        # system names, not the catalogue's plain words ("ref", "system") or its "*"
+        names = {row["system"] for row in rows if re.search(r"[A-Z0-9-]", row["system"])}
+    parts = {p for name in names for p in name.split("-") if len(p) >= 4
+             and re.search(r"[A-Z]", p)}
+    assert {"VolcTrans-GLAT", "GLAT", "Facebook-AI"} <= names | parts  # the check can fail
+    for file, caption in captions.items():
+        named = sorted(w for w in names | parts
+                       if re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", caption))
+        assert not named, (file, named)
+    # the origin is the catalogue's or the config's ("your file ..."), not "published WMT"
+    assert "published" not in captions["systems_bleu"]
+    assert "as the catalogue or the config gives them" in captions["systems_bleu"]
+    assert "grey where none is stated" in " ".join(captions["systems_redundancy.png"].split())
+    assert "each system against the baseline" in captions["systems_redundancy"]
 
 
 def _find(name: str, *places: str) -> str | None:

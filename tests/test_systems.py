@@ -444,23 +444,75 @@ def test_mqm_rates_and_correlation_by_hand():
     assert addition == {"A": 0.0, "B": 0.5, "C": 1.0, "D": 1.5, "ref": 0.0}
     assert rates["D"]["categories"]["Accuracy/Addition"]["segments_with_error"] == 2
     assert rates["D"]["categories"]["Fluency/Inconsistency"]["rate"] == 0.5
-    # Metric ranks A1 B3 C2 D4 against rate ranks 1 2 3 4: sum d^2 = 2, rho = 1 - 12/60 = 0.8;
-    # t = 0.8 * sqrt(2 / 0.36), two-sided p with 2 degrees of freedom = 1 - t/sqrt(2 + t^2) = 0.2
+    # Metric ranks A1 B3 C2 D4 against rate ranks 1 2 3 4: sum d^2 = 2, rho = 1 - 12/60 = 0.8.
+    # Exact p over the 4! = 24 pairings: |rho| >= 0.8 iff sum d^2 <= 2 or >= 18: the identity,
+    # its 3 adjacent swaps, and their 4 reversals: 8/24 = 1/3 (the t-approximation says 0.2).
     metric = {"A": 1.0, "B": 3.0, "C": 2.0, "D": 4.0}
     result = mqm.rank_correlation(metric, {s: addition[s] for s in "ABCD"})
     assert result["n"] == 4 and result["weak"] is True
-    assert result["rho"] == pytest.approx(0.8) and result["p"] == pytest.approx(0.2)
+    assert result["rho"] == pytest.approx(0.8) and result["p"] == pytest.approx(1 / 3)
+    assert result["p_method"] == "exact permutation"
     found = mqm.correlations(rates, {"drr": metric})
     terminology = next(c for c in found if c["category"].startswith("Terminology"))
     assert terminology["rho"] is None and terminology["reason"] == "constant rate"
-    # The table's family: Addition p 0.2 and Fluency (rates 0, 0, 0, 0.5: ranks 2 2 2 4
-    # against 1 3 2 4, r = 3 / sqrt(15) = 0.7746; with n = 4, p = 1 - r = 0.2254); Holm:
-    # 2 x 0.2 = 0.4, then max(0.4, 1 x 0.2254) = 0.4; the untested Terminology stays out.
+    # The table's family: Addition p 1/3 and Fluency (rates 0, 0, 0, 0.5: ranks 2 2 2 4
+    # against 1 3 2 4, r = 3 / sqrt(15) = 0.7746; only the metric rank paired with D moves r,
+    # |r| that large iff it is 4 or 1: p = 2/4); Holm: 2 x 1/3 = 2/3, then max(2/3, 1 x 1/2)
+    # = 2/3; the untested Terminology stays out.
     by_category = {c["category"].split("/")[0]: c for c in found}
-    assert by_category["Fluency"]["p"] == pytest.approx(1 - 3 / 15 ** 0.5)
-    assert by_category["Accuracy"]["p_holm"] == pytest.approx(0.4)
-    assert by_category["Fluency"]["p_holm"] == pytest.approx(0.4)
+    assert by_category["Fluency"]["rho"] == pytest.approx(3 / 15 ** 0.5)
+    assert by_category["Fluency"]["p"] == pytest.approx(0.5)
+    assert by_category["Accuracy"]["p_holm"] == pytest.approx(2 / 3)
+    assert by_category["Fluency"]["p_holm"] == pytest.approx(2 / 3)
     assert by_category["Terminology"]["p_holm"] is None
+
+
+@pytest.mark.parametrize(("n", "p"), [(3, 2 / 6), (4, 2 / 24)])
+def test_mqm_perfect_rank_correlation_has_the_exact_permutation_p(n, p):
+    """rho = 1 from n systems: of the n! pairings only the identity and its reversal reach
+    |rho| = 1, so the two-sided p is 2/n!, not the t-approximation's 0."""
+    metric = {s: 0.1 * (i + 1) for i, s in enumerate("abcd"[:n])}
+    rate = {s: float(i + 1) for i, s in enumerate("abcd"[:n])}
+    result = mqm.rank_correlation(metric, rate)
+    assert result["rho"] == pytest.approx(1.0) and result["p"] == pytest.approx(p)
+    assert result["p_method"] == "exact permutation"
+    # 0 would stay 0 under Holm; 2/n! of one test is adjusted like any other p
+    found = mqm.correlations({s: {"categories": {"c": {"rate": r, "errors": 1}}}
+                              for s, r in rate.items()}, {"m": metric}, ["c"])
+    assert found[0]["p_holm"] == pytest.approx(p)
+
+
+def test_mqm_tied_rates_count_every_pairing_with_as_large_a_rho():
+    """Ties: rates 0, 0, 1 (average ranks 1.5 1.5 3) against metric ranks 1 2 3 give
+    rho = 0.866; a pairing's rho depends only on the metric rank put beside the 1: 3 gives
+    +0.866, 1 gives -0.866, 2 gives 0, so two-sided p = 4/6."""
+    result = mqm.rank_correlation({"a": 1.0, "b": 2.0, "c": 3.0}, {"a": 0.0, "b": 0.0, "c": 1.0})
+    assert result["rho"] == pytest.approx(3 ** 0.5 / 2) and result["p"] == pytest.approx(2 / 3)
+
+
+def test_mqm_many_systems_get_a_seeded_monte_carlo_p():
+    """Above EXACT_UP_TO systems p is a Monte Carlo permutation estimate: the same on every
+    run, within its sampling error of the exact value, and named so in the record. With
+    rho = 1 from 10 systems the exact p is 2/10! (about 5.5e-7), so only the estimate's own
+    floor, 1/(resamples + 1), is left."""
+    n = mqm.EXACT_UP_TO + 1
+    metric = {f"s{i:02d}": float(i) for i in range(n)}
+    first = mqm.rank_correlation(metric, {s: 2.0 * v for s, v in metric.items()})
+    again = mqm.rank_correlation(metric, {s: 2.0 * v for s, v in metric.items()})
+    assert first == again and first["p_method"] == "monte carlo permutation"
+    assert first["p"] == pytest.approx(1 / (mqm.MONTE_CARLO_RESAMPLES + 1))
+    assert "Monte Carlo" in mqm.p_method(n) and f"{n} systems" in mqm.p_method(n)
+    assert mqm.p_method(3) == "exact permutation p over the 6 orderings of the 3 systems"
+
+
+def test_mqm_record_names_its_p():
+    record = mqm.mqm_summary(mqm.read_mqm(DATA / "mqm.tsv"), "mqm.tsv",
+                             metrics={"drr": {"A": 1.0, "B": 3.0, "C": 2.0, "D": 4.0}})
+    assert record["p_method"] == (
+        "two-sided permutation p of Spearman's ρ (share of orderings with |ρ| at least the "
+        "observed), over the annotated systems only: n = 4: exact permutation p over the 24 "
+        "orderings of the 4 systems.")
+    assert mqm.mqm_summary(mqm.read_mqm(DATA / "mqm.tsv"), "mqm.tsv")["p_method"] is None
 
 
 def test_mqm_bad_rows_name_the_line():

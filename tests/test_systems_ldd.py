@@ -409,13 +409,16 @@ def test_mqm_record_with_ltcr_records_by_name(tmp_path):
     addition = next(c for c in record["correlations"]
                     if c["metric"] == "l_all" and c["category"] == "Accuracy/Addition")
     assert addition["n"] == 4 and addition["rho"] == pytest.approx(0.8)
-    assert addition["weak"] is True and addition["p"] == pytest.approx(0.2)
+    # exact permutation p over the 4! pairings: 8 of 24 reach |rho| >= 0.8 (test_systems.py)
+    assert addition["weak"] is True and addition["p"] == pytest.approx(1 / 3)
     assert run("table", "systems-mqm", "--mqm", out, "--testset", "wmt21-ted.zh-en",
                "--md", tmp_path / "m.md", "--csv", tmp_path / "m.csv") == 0
     md = (tmp_path / "m.md").read_text(encoding="utf-8")
     assert "LTCR (L-All)" in md and "weak evidence: n < 10" in md
-    assert "Spearman LTCR (L-All) vs Accuracy/Addition: n = 4, ρ = +0.800, p = 0.2000" in md
+    assert "Spearman LTCR (L-All) vs Accuracy/Addition: n = 4, ρ = +0.800, p = 0.3333" in md
     assert "Metrics take ref" in md
+    assert "p: two-sided permutation p of Spearman's ρ" in md
+    assert "n = 4: exact permutation p over the 24 orderings of the 4 systems" in md
     with open(tmp_path / "m.csv", newline="", encoding="utf-8") as handle:
         rows = {r["system"]: r for r in csv.DictReader(handle)}
     assert rows["ref"]["kind"] == "human translation" and rows["D"]["DRR"] == "0.0500"

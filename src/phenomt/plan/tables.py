@@ -146,12 +146,15 @@ TABLES: dict[str, Table] = _declare(
     Table("systems_bleu", "systems", "table systems-bleu", "Metrics of given system outputs",
           "BLEU and chrF (and any further configured sacreBLEU metric) with 95% bootstrap "
           "intervals and the paired test against each test set's baseline system, with each "
-          "output's origin and licence (published WMT outputs; no paper table)."),
+          "output's origin and licence as the catalogue or the config gives them (no paper "
+          "table)."),
     Table("systems_redundancy", "systems", "table systems-redundancy",
           "CRR and DRR of given system outputs",
-          "the metric of Wang et al. with sentence-bootstrap intervals, and paired tests "
-          "between named systems (the non-autoregressive GLAT against its autoregressive "
-          "twin)."),
+          "the metric of Wang et al. with sentence-bootstrap intervals, each system's kind "
+          "where the catalogue or the config states one, and paired tests between the pairs "
+          "of systems the run names (in the default run, a non-autoregressive system against "
+          "its autoregressive twin; in ``phenomt evaluate``, each system against the "
+          "baseline), Holm-adjusted over the table."),
     Table("systems_ldd_table{num}.{testset}", "systems", "table systems-ldd",
           "Challenge sets of a given test set",
           "the long-distance-dependency challenge sets extracted from the test set, scored "
@@ -181,7 +184,10 @@ TABLES: dict[str, Table] = _declare(
           "baseline, with source, reference and both outputs."),
     Table("systems_mqm.{mqmset}", "systems", "table systems-mqm",
           "MQM error rates beside metrics",
-          "human MQM error rates per system beside the automatic metrics, with Spearman's ρ."),
+          "human MQM error rates per system beside the automatic metrics, with Spearman's ρ "
+          "over the annotated systems and its two-sided permutation p (exact over all "
+          "orderings of the systems up to 9 of them, Monte Carlo above), Holm-adjusted over "
+          "the table's correlations."),
 )
 
 _WILDCARD = re.compile(r"\{[^{}]+\}")

@@ -394,9 +394,10 @@ def mqm_table(record: Mapping, catalogue: Mapping[tuple[str, str], dict], testse
                      "systems_redundancy table).")
     tested = sum(c["p"] is not None for c in record["correlations"])
     if tested:
-        notes.append(f"Spearman's ρ over the systems, two-sided p; the {tested} p-values "
-                     "below are one family, Holm-adjusted together (the family-wise error "
-                     "rate of the table held at 0.05).")
+        how = record.get("p_method") or "two-sided p"
+        notes.append(f"Spearman's ρ over the systems; p: {how.rstrip('.')}; the {tested} "
+                     "p-values below are one family, Holm-adjusted together (the family-wise "
+                     "error rate of the table held at 0.05).")
     for c in record["correlations"]:
         if c["rho"] is None:
             result = f"no ρ ({c['reason']})"
