@@ -236,7 +236,7 @@ def test_challenge_sets_too_small_for_a_verdict_are_named_not_drawn():
     try:
         panels = [ax for ax in fig.axes if ax.get_visible()]
         assert [ax.get_title() for ax in panels] == ["particle.all (40 sentences)"]
-        notes = [t.get_text() for t in fig.texts][1:]  # after the title
+        notes = [" ".join(t.get_text().split()) for t in fig.texts][1:]  # after the title
         assert notes == ["Too few sentences for a verdict, not drawn: particle.ge3 (2), "
                          "reflexive.ge3 (0)"]
     finally:
@@ -247,6 +247,44 @@ def test_challenge_sets_too_small_for_a_verdict_are_named_not_drawn():
     fig = figures.draw_challenge_sets([only_small], {})
     try:
         assert not [ax for ax in fig.axes if ax.get_visible()]
-        assert "particle.ge3 (2), reflexive.ge3 (0)" in fig.texts[-1].get_text()
+        assert "particle.ge3 (2), reflexive.ge3 (0)" in " ".join(
+            fig.texts[-1].get_text().split())
+    finally:
+        close_figure(fig)
+
+
+def test_challenge_set_figure_keeps_its_texts_apart_with_one_panel_and_a_long_name():
+    # one panel is the narrowest figure: its title, the note and a 64-character system name
+    # must stay inside it and off each other and the panel
+    long_name = "A" * 62 + "_b"
+    sets = {"reorder.ge5": -3.0, **{f"particle.ge{k}": None for k in range(4)},
+            **{f"reflexive.ge{k}": None for k in range(4)}}
+    records = []
+    for system in (long_name, "KIT", "x"):
+        record = _ldd_record(system, sets)
+        for name in sets:
+            if name != "reorder.ge5":
+                record["sets"][name] = {"sentences": 1, "difference": None,
+                                        "difference_ci": None, "below": None}
+        records.append(record)
+    fig = figures.draw_challenge_sets(records, {})
+    try:
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        page = fig.bbox
+        panel = next(ax for ax in fig.axes if ax.get_visible())
+        texts = [*fig.texts, panel.title, *panel.get_yticklabels(),
+                 panel.xaxis.label]
+        boxes = [t.get_window_extent(renderer) for t in texts if t.get_text()]
+        for box in boxes:
+            assert page.x0 - 1 <= box.x0 and box.x1 <= page.x1 + 1, box
+            assert page.y0 - 1 <= box.y0 and box.y1 <= page.y1 + 1, box
+        # the title is the figure's first text, the note its last
+        title, note = (fig.texts[0].get_window_extent(renderer),
+                       fig.texts[-1].get_window_extent(renderer))
+        assert fig.texts[0] is fig._suptitle and fig.texts[-1].get_text().startswith("Too few")
+        assert not title.overlaps(panel.title.get_window_extent(renderer))
+        assert not note.overlaps(panel.get_tightbbox(renderer))
+        assert not title.overlaps(fig.legends[0].get_window_extent(renderer))
     finally:
         close_figure(fig)

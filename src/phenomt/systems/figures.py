@@ -161,9 +161,18 @@ def draw_challenge_sets(records: Sequence[Mapping], kinds: Mapping[str, str | No
     columns = max(1, min(3, len(drawn)))
     rows = max(1, -(-len(drawn) // columns))
     height = 0.9 + 0.28 * len(records)
-    fig, axes = plt.subplots(rows, columns, figsize=(3.6 * columns, height * rows + 0.6),
-                             squeeze=False, sharey=True)
     systems = [r["system"] for r in records]
+    # the first column's system labels take their own width beside the panels
+    width = 3.6 * columns + LABEL_INCHES_PER_CHAR * max(map(len, systems))
+    title = _wrap(f"{records[0]['testset']}: each challenge set against the full test set "
+                  "(paired 95% intervals; filled: Holm-adjusted p < 0.05)", width, 9)
+    note = _wrap("Too few sentences for a verdict, not drawn: " + ", ".join(small), width,
+                 7) if small else None
+    # the title and the note get their own height: the panels keep theirs
+    top, bottom = _text_inches(title, 9) + 0.1, _text_inches(note, 7)
+    total = height * rows + 0.6 + top + bottom
+    fig, axes = plt.subplots(rows, columns, figsize=(width, total), squeeze=False,
+                             sharey=True)
     for ax, name in zip(axes.flat, drawn, strict=False):
         for y, record in enumerate(records):
             entry = record["sets"].get(name)
@@ -188,22 +197,41 @@ def draw_challenge_sets(records: Sequence[Mapping], kinds: Mapping[str, str | No
     seen = dict.fromkeys((kinds.get(s) or NO_KIND) for s in systems)
     handles = [plt.Line2D([], [], marker="o", linestyle="", color=KIND_COLOURS.get(k, OTHER_COLOUR))
                for k in seen]
-    fig.legend(handles, list(seen), loc="upper right", fontsize=7, frameon=False)
-    fig.suptitle(f"{records[0]['testset']}: each challenge set against the full test set "
-                 "(paired 95% intervals; filled: Holm-adjusted p < 0.05)", fontsize=9)
-    note = ("Too few sentences for a verdict, not drawn: " + ", ".join(small)) if small else None
-    fig.tight_layout(rect=(0, _note_below(fig, note), 1, 0.95))
+    fig.suptitle(title, fontsize=9, y=1 - 0.05 / total, va="top")
+    # the legend under the title, right: in the title's row it could cover its end
+    fig.legend(handles, list(seen), loc="upper right", bbox_to_anchor=(1, 1 - top / total),
+               fontsize=7, frameon=False)
+    if note:
+        fig.text(0.01, 0.005, note, fontsize=7, va="bottom", color="0.3")
+    legend = 0.14 * len(seen) + 0.05
+    fig.tight_layout(rect=(0, bottom / total, 1, 1 - (top + legend) / total))
     return fig
 
 
+#: Width of a character of a fontsize-7 label, in inches (DejaVu Sans, a generous average).
+LABEL_INCHES_PER_CHAR = 0.055
+
+
+def _wrap(text: str, width: float, fontsize: float) -> str:
+    """``text`` wrapped to a figure ``width`` inches wide at ``fontsize`` points (about 0.55
+    em a character), so that it stays inside the figure."""
+    return "\n".join(textwrap.wrap(text, max(20, int(width * 72 / (0.56 * fontsize)) - 2)))
+
+
+def _text_inches(text: str | None, fontsize: float) -> float:
+    """The height a wrapped ``text`` takes at ``fontsize``, in inches (1.25 line spacing)."""
+    return 0.0 if not text else 0.1 + (text.count("\n") + 1) * fontsize * 1.3 / 72
+
+
 def _note_below(fig: Figure, note: str | None) -> float:
-    """Write ``note`` (if any) under the panels; the share of the figure's height it takes,
-    for :meth:`~matplotlib.figure.Figure.tight_layout` to leave free."""
+    """Write ``note`` (if any) under the panels, wrapped to the figure's width; the share of
+    the figure's height it takes, for :meth:`~matplotlib.figure.Figure.tight_layout` to
+    leave free."""
     if not note:
         return 0.0
-    text = "\n".join(textwrap.wrap(note, 150))
+    text = _wrap(note, fig.get_figwidth(), 7)
     fig.text(0.01, 0.005, text, fontsize=7, va="bottom", color="0.3")
-    return min(0.5, (0.2 + 0.14 * (text.count("\n") + 1)) / fig.get_figheight())
+    return min(0.5, _text_inches(text, 7) / fig.get_figheight())
 
 
 def _judged(entry: Mapping | None) -> bool:
