@@ -183,6 +183,16 @@ def test_redundant_tokens_are_the_ones_crr_and_drr_count_by_hand():
     # a stopword repeats freely
     assert sentences.redundant_tokens(setup, ["w1", "x", "w1"], ["y"], ["a"])[
         "discontinuous"] == []
+    # the drill-down shows the output as written, then the tokens counted, marked
+    tokens = {"tokens": ["das", ",", "was", "das", "Sporthilfe", "@-@", "Stiftung"],
+              "continuous": [], "discontinuous": [3]}
+    record = {"systems": ["A"], "texts": {"1": {
+        "source": "that, what", "reference": "das, was",
+        "hypotheses": {"A": "das, was das Sporthilfe-Stiftung"}, "redundant": {"A": tokens}}}}
+    page = report.drill_html({"label": "all", "lines": [1]}, record)
+    assert ("<dd>das, was das Sporthilfe-Stiftung<br><small class=\"tokens\">tokens: das , "
+            'was <mark class="drr" title="DRR">das</mark> Sporthilfe @-@ Stiftung</small></dd>'
+            in page)
 
 
 def test_each_lines_marks_agree_with_the_test_sets_crr_drr_job():

@@ -129,6 +129,7 @@ div.sentences { padding: 6px 10px; background: #fafafa; border: 1px solid #ccc; 
 div.sentence { margin-bottom: 8px; } div.sentence dt { color: #666; float: left; width: 11em; }
 div.sentence dd { margin-left: 11.5em; } mark { background: #ffe08a; }
 mark.crr { background: #f6b0b0; } mark.drr { background: #b9d3f5; }
+small.tokens { color: #555; }
 table.pairs td, table.pairs th { font-size: 90%; } td.inconsistent { color: #a00; }
 """
 _STARRED = re.compile(r"(?<!\S)\*(\S+?)\*(?!\S)")
@@ -228,8 +229,9 @@ def drill_html(group: dict, record: dict) -> str:
     aligned = group.get("aligned", {})
     parts = [f"<p><b>{html.escape(group['label'])}</b>: {count}"
              + (f"; {html.escape(group['marking'])}" if group.get("marking") else "")
-             + ("; in the outputs, word tokens repeated <mark class=\"crr\">continuously"
-                "</mark> or <mark class=\"drr\">discontinuously</mark> as CRR/DRR count them"
+             + ("; under an output with redundant tokens, its word tokens, those repeated "
+                "<mark class=\"crr\">continuously</mark> or <mark class=\"drr\">"
+                "discontinuously</mark> marked as CRR/DRR count them"
                 if not aligned and any(record["texts"][str(line)].get("redundant")
                                        for line in lines) else "")
              + ".</p>"]
@@ -248,7 +250,9 @@ def drill_html(group: dict, record: dict) -> str:
                 shown_hyp = _tokens_marked(found["tokens"], found["marked"], "ltcr")
             elif system in redundant and (redundant[system]["continuous"]
                                           or redundant[system]["discontinuous"]):
-                shown_hyp = _redundancy_marked(redundant[system])
+                # the output as the system wrote it, then the tokens CRR/DRR counted
+                shown_hyp = (f'{html.escape(hyp)}<br><small class="tokens">tokens: '
+                             f"{_redundancy_marked(redundant[system])}</small>")
             else:
                 shown_hyp = html.escape(hyp)
             rows.append((system, shown_hyp))
