@@ -6,7 +6,7 @@ import argparse
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
 from phenomt.core import papers
@@ -69,12 +69,13 @@ def load_score(path: str | Path, metric: str | None = None) -> dict:
 
 
 def write_table(frame: pd.DataFrame, md_path: str | Path, csv_path: str | Path, title: str,
-                notes: Sequence[str] = ()) -> None:
+                notes: Sequence[str] = (), text_columns: Iterable[str] = ()) -> None:
     """Write ``frame`` as a Markdown table with a title and notes, as CSV, and as JSON beside
-    the CSV (:func:`table_record`)."""
+    the CSV (:func:`table_record`; ``text_columns`` are columns of names or text besides
+    :data:`TEXT_COLUMNS`)."""
     with atomic_write(csv_path) as out:
         frame.to_csv(out, index=False, lineterminator="\n")
-    write_json(json_path(csv_path), table_record(frame, title, notes))
+    write_json(json_path(csv_path), table_record(frame, title, notes, text_columns))
     write_markdown(frame.fillna("—").astype(str), md_path, title, notes)
 
 
@@ -82,7 +83,27 @@ def write_table(frame: pd.DataFrame, md_path: str | Path, csv_path: str | Path, 
 TABLE_SCHEMA = "phenomt.table/1"
 _INTERVAL = re.compile(r"^(?P<value>[-+]?\d+(?:\.\d+)?)%? \[(?P<low>[-+]?\d+(?:\.\d+)?),"
                        r" (?P<high>[-+]?\d+(?:\.\d+)?)\]")
-_NUMBER = re.compile(r"^[-+]?\d+(?:\.\d+)?$")
+# a number as format_number writes one: never with leading zeros, so "007" is a name
+_NUMBER = re.compile(r"^[-+]?(?:0|[1-9]\d*)(?:\.\d+)?$")
+
+#: Columns of the tables that hold names and text, whatever their cells look like (a system
+#: named "2017", an n-gram "11", a hypothesis "1.10"); compared case-insensitively.
+TEXT_COLUMNS = frozenset({
+    "analysis", "arch", "architecture", "baseline", "baseline output", "bin", "bleu signature",
+    "bucket", "checkpoint", "claim", "class", "comparison", "corpus", "data", "direction",
+    "example", "file", "hypothesis", "implementation", "kind", "label", "matched", "metric",
+    "model", "models", "n-gram", "ngram", "note", "origin", "pair", "path", "phenomenon",
+    "reference", "sentence", "set", "setting", "signature", "source", "split", "system",
+    "system output", "systems", "task", "teacher", "test set", "testset", "text", "type",
+    "unit"})
+
+# The cells of a numeric column as the tables write them: a number (digits grouped or not,
+# a % or an x after it), its marks or notes after it ("0.0400 *", "23.10 Δ+0.50 ▼",
+# "+0.41 (n 5)"), a missing value with its reason ("— (under 20 sentences)"); an interval
+# (_INTERVAL) with anything after it.
+_NUMERIC_CELL = re.compile(
+    r"^(?:[-+]?(?:0|[1-9]\d{0,2}(?:,\d{3})+|[1-9]\d*)(?:\.\d+)?[%x]?|—|–|-|--|\?|n/a)"
+    r"(?: (?:[*▼▲†‡]+|Δ[-+]?\d+(?:\.\d+)?|\([^()]*\)))*$")
 
 
 def json_path(csv_path: str | Path) -> Path:
@@ -90,15 +111,25 @@ def json_path(csv_path: str | Path) -> Path:
     return Path(csv_path).with_suffix(".json")
 
 
-def parse_cell(cell: object) -> object:
-    """A table cell as data: a number stays a number, ``"v [low, high] ..."`` becomes
-    ``{"value", "ci", "text"}`` (the text keeps its marks), a number written as text a
-    number (an integer without a decimal point), an empty cell None, any other text
-    itself."""
-    if cell is None or (isinstance(cell, float) and math.isnan(cell)):
-        return None
+def _scalar(cell: object) -> object:
+    """``cell`` with a numpy scalar as its Python value, ``None`` for a missing one."""
     if hasattr(cell, "item"):  # numpy scalars
         cell = cell.item()
+    if cell is None or (isinstance(cell, float) and math.isnan(cell)):
+        return None
+    return cell
+
+
+def parse_cell(cell: object, numeric: bool = True) -> object:
+    """A table cell as data. An empty cell is None. In a text column (``numeric`` false) any
+    other cell is its text. In a numeric column a number stays a number, ``"v [low, high]
+    ..."`` becomes ``{"value", "ci", "text"}`` (the text keeps its marks), a number written
+    as text a number (an integer without a decimal point), any other text itself."""
+    cell = _scalar(cell)
+    if cell is None:
+        return None
+    if not numeric:
+        return cell if isinstance(cell, str) else str(cell)
     if isinstance(cell, bool | int | float):
         return cell
     text = str(cell)
@@ -111,12 +142,39 @@ def parse_cell(cell: object) -> object:
     return float(text) if "." in text else int(text)  # a count written as text stays whole
 
 
-def table_record(frame: pd.DataFrame, title: str, notes: Sequence[str] = ()) -> dict:
+def numeric_column(name: str, cells: Iterable[object], text_columns: Collection[str] = ()
+                   ) -> bool:
+    """Whether a column's cells are numbers, decided for the whole column so that all of its
+    cells are of one kind: not when it is a column of names or text (:data:`TEXT_COLUMNS`
+    or ``text_columns``), else when every cell is a number, or missing (None, NaN, a dash,
+    "?", a dash with its reason), or written as the tables write numbers: ``12``, ``-0.61``,
+    ``3,004``, ``61.00%`` (no leading zeros), with marks or notes after it (``0.0400 *``,
+    ``23.10 Δ+0.50 ▼``, ``+0.41 (n 5)``), an interval (``23.10 [22.00, 24.50] Δ+0.50 †``).
+    One cell of other text makes the column text, so a column of names or sentences of which
+    some look like numbers stays text. In a numeric column :func:`parse_cell` turns the
+    plain numbers and the intervals into data and keeps the other cells as written."""
+    if name.casefold() in TEXT_COLUMNS or name in text_columns:
+        return False
+    for cell in cells:
+        cell = _scalar(cell)
+        if cell is None or isinstance(cell, bool | int | float):
+            continue
+        text = str(cell).strip()
+        if text and not (_INTERVAL.match(text) or _NUMERIC_CELL.match(text)):
+            return False
+    return True
+
+
+def table_record(frame: pd.DataFrame, title: str, notes: Sequence[str] = (),
+                 text_columns: Iterable[str] = ()) -> dict:
     """A table as JSON: its title and notes (which state the data, the intervals' resamples
     and seed, the signatures), its columns and one object per row, each cell parsed by
-    :func:`parse_cell`."""
+    :func:`parse_cell` as its column is numeric or text (:func:`numeric_column`)."""
     columns = [str(c) for c in frame.columns]
-    rows = [{c: parse_cell(v) for c, v in zip(columns, values, strict=True)}
+    text_columns = set(text_columns)
+    numeric = [numeric_column(c, frame.iloc[:, i], text_columns)
+               for i, c in enumerate(columns)]
+    rows = [{c: parse_cell(v, n) for c, v, n in zip(columns, values, numeric, strict=True)}
             for values in frame.itertuples(index=False, name=None)]
     # the cells as the Markdown shows them (a label "1" stays "1", a p "1.0000" keeps its
     # digits), for LaTeX and for readers who want the printed form
@@ -126,33 +184,102 @@ def table_record(frame: pd.DataFrame, title: str, notes: Sequence[str] = ()) -> 
             "rows": rows, "cells": cells}
 
 
+#: The first lines of every LaTeX table: what a document needs to set it.
+LATEX_HEADER = (
+    "% A table by phenomt. Needs \\usepackage{booktabs,amssymb,tabularx} (the rules, the\n"
+    "% triangle marks, the wrapped text columns). Its text is UTF-8, which LaTeX reads by\n"
+    "% default since 2018; text outside Latin scripts (CJK, emoji) needs xelatex or lualatex\n"
+    "% with a font that has it.\n")
+#: A text column whose longest cell is longer than this wraps (a tabularx X column).
+WRAP_AT = 30
+_WRAPPED = r">{\raggedright\arraybackslash}X"
+
+
 def latex_table(record: dict) -> str:
     """A table's JSON export as a LaTeX ``table`` (booktabs rules; the title as caption, the
-    notes below), for a paper."""
-    frame = pd.DataFrame([["--" if cell == "—" else cell for cell in row]
-                          for row in record["cells"]], columns=record["columns"])
-    body = frame.to_latex(index=False, escape=True, column_format="l" * len(frame.columns))
+    notes below), for a paper. Its text columns (not :func:`numeric_column`) with cells
+    longer than :data:`WRAP_AT` characters (sentences, paths, signatures) wrap within the
+    line width (tabularx ``X`` columns, ragged right); the other columns are ``l``, as
+    printed. :data:`LATEX_HEADER` names the packages it needs."""
+    columns = record["columns"]
+    cells = [["--" if cell == "—" else cell for cell in row] for row in record["cells"]]
+    wraps = [max((len(row[i]) for row in cells), default=0) > WRAP_AT
+             and not numeric_column(c, (row[i] for row in cells)) for i, c in enumerate(columns)]
+    spec = "".join(_WRAPPED if wrap else "l" for wrap in wraps)
+    begin, end = ((f"\\begin{{tabularx}}{{\\linewidth}}{{{spec}}}", "\\end{tabularx}")
+                  if any(wraps) else (f"\\begin{{tabular}}{{{spec}}}", "\\end{tabular}"))
+    lines = [begin, "\\toprule", _latex_row(columns), "\\midrule",
+             *(_latex_row(row) for row in cells), "\\bottomrule", end]
     notes = "".join(f"\\par\\footnotesize {_escape(n)}\n" for n in record["notes"])
-    return ("\\begin{table}\n\\centering\n\\small\n" + body
+    return (LATEX_HEADER + "\\begin{table}\n\\centering\n\\small\n" + "\n".join(lines) + "\n"
             + f"\\caption{{{_escape(record['title'])}}}\n" + notes + "\\end{table}\n")
 
 
+def _latex_row(cells: Sequence[object]) -> str:
+    """One row of a tabular. A cell that starts with ``[`` or ``*`` gets ``{}`` first, or the
+    ``\\\\`` or rule before it would take it as its option or star."""
+    escaped = [_escape(str(cell)) for cell in cells]
+    return " & ".join("{}" + e if e[:1] in "[*" and e else e for e in escaped) + " \\\\"
+
+
+#: LaTeX's special characters, and | < > (OT1, pdflatex's default font encoding, prints
+#: them as an em dash, ¡ and ¿).
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
                   "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
-                  "^": r"\textasciicircum{}"}
+                  "^": r"\textasciicircum{}", "|": r"\textbar{}\allowbreak{}",
+                  "<": r"\textless{}", ">": r"\textgreater{}", "/": r"/\allowbreak{}",
+                  "\n": " ", "\r": " "}
+#: The symbols of the tool's headers, marks and notes, which pdflatex's UTF-8 input does not
+#: know (Greek, mathematics, arrows, the triangles): as commands, math ones in \ensuremath so
+#: that they work in text and math alike; ▲ ▼ are amssymb's.
+_LATEX_SYMBOLS = {
+    "Δ": r"\ensuremath{\Delta}", "α": r"\ensuremath{\alpha}", "β": r"\ensuremath{\beta}",
+    "ρ": r"\ensuremath{\rho}", "σ": r"\ensuremath{\sigma}", "≥": r"\ensuremath{\geq}",
+    "≤": r"\ensuremath{\leq}", "≠": r"\ensuremath{\neq}", "≈": r"\ensuremath{\approx}",
+    "±": r"\ensuremath{\pm}", "×": r"\ensuremath{\times}", "·": r"\ensuremath{\cdot}",
+    "−": r"\ensuremath{-}", "→": r"\ensuremath{\rightarrow}",
+    "↔": r"\ensuremath{\leftrightarrow}", "⁻": r"\ensuremath{^{-}}", "¹": r"\ensuremath{^{1}}",
+    "²": r"\ensuremath{^{2}}", "▼": r"\ensuremath{\blacktriangledown}",
+    "▲": r"\ensuremath{\blacktriangle}", "†": r"\dag{}", "‡": r"\ddag{}", "…": r"\dots{}",
+    "—": r"\textemdash{}", "–": r"\textendash{}"}
+_LATEX = {**_LATEX_SPECIAL, **_LATEX_SYMBOLS}
+_LATEX_CHARS = re.compile("|".join(re.escape(c) for c in _LATEX))
 
 
 def _escape(text: str) -> str:
-    """``text`` with LaTeX's special characters escaped, in one pass."""
-    return re.sub(r"[\\&%$#_{}~^]", lambda m: _LATEX_SPECIAL[m.group()], text)
+    """``text`` for LaTeX, in one pass: its special characters escaped, the tool's symbols as
+    commands (:data:`_LATEX_SYMBOLS`), a break allowed after ``/`` and ``|`` (paths,
+    signatures); other text (umlauts, accents) stays UTF-8."""
+    return _LATEX_CHARS.sub(lambda m: _LATEX[m.group()], text)
+
+
+# Backslash escapes that CommonMark honours: one before any ASCII punctuation, and only there.
+_MARKDOWN_CHARS = re.compile(r"\\(?=[!-/:-@\[-`{-~])|[|<&]|\r\n|[\r\n]")
+
+
+def _markdown_cell(text: object) -> object:
+    """A cell's text inert in a Markdown table: ``|`` as ``\\|`` (it would end the cell),
+    ``<`` and ``&`` as ``\\<`` and ``\\&`` (no HTML tag, no entity), a backslash doubled
+    where it would escape the next character, a line break a space (it would end the row).
+    Numbers, intervals and the tool's marks hold none of these and look as before."""
+    if not isinstance(text, str):
+        return text
+    return _MARKDOWN_CHARS.sub(lambda m: " " if m.group() in ("\r\n", "\r", "\n")
+                               else "\\" + m.group(), text)
 
 
 def write_markdown(frame: pd.DataFrame, path: str | Path, title: str,
                    notes: Sequence[str] = ()) -> None:
-    """Atomically write ``frame`` as a titled Markdown table followed by notes."""
+    """Atomically write ``frame`` as a titled Markdown table followed by notes; its header
+    and cells are made inert (:func:`_markdown_cell`), its title and notes are the tool's
+    Markdown."""
+    shown = frame.copy()
+    for i in range(shown.shape[1]):  # by position: column names may repeat
+        shown.isetitem(i, shown.iloc[:, i].map(_markdown_cell))
+    shown.columns = [_markdown_cell(str(c)) for c in frame.columns]
     with atomic_write(path) as out:
         out.write(f"# {title}\n\n")
-        out.write(frame.to_markdown(index=False, disable_numparse=True))
+        out.write(shown.to_markdown(index=False, disable_numparse=True))
         out.write("\n")
         if notes:
             out.write("\n")
