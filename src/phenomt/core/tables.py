@@ -481,8 +481,9 @@ def _latex_command(args: argparse.Namespace) -> int:
 
 
 def register_cli(tree) -> None:
-    p = tree.add("table latex", "A table's JSON export as a LaTeX table (booktabs; title as "
-                                "caption, notes below)", _latex_command)
+    p = tree.add("table latex", "A table's JSON export as a LaTeX table (title as caption, "
+                                "notes below; needs booktabs, amssymb and tabularx)",
+                 _latex_command)
     p.add_argument("--table", required=True, help="the table's .json (beside its .csv)")
     p.add_argument("--output", required=True, help="the .tex file to write")
     p = tree.add("table training", "Updates, validation and time of every trained model",
