@@ -284,7 +284,8 @@ def test_the_plan_puts_figures_in_the_targets_and_tables_in_categories():
     assert set(views) <= set(plan.report.inputs())
     assert [paper_of(n) for n in ("nat_speed", "bleu", "systems_bleu", "lexcons_table3")] == [
         "nat", "data", "systems", "lexcons"]
-    assert plan.report.paper_table("ldd_reorder_grid.news.de-en") == "Section 3 (reordering)"
+    assert plan.report.paper_table("ldd_reorder_grid.news.de-en") == \
+        "Sections 4.1-4.2 (reordering sets)"
     for paper in ("data", "ldd", "nat", "lexcons", "systems"):
         assert plan.report.scale(paper).endswith(".")
     assert "transformer.de-en (de-en): transformer 2+2 layers" in plan.report.scale("ldd")

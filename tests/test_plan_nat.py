@@ -133,6 +133,11 @@ def test_redundancy_settings_follow_the_target_language(config):
     assert english["embeddings"] == f"results/models/{TEACHER}/model.pt"
     assert english["embeddings_dict"] == f"results/models/{TEACHER}/bin/dict.tgt.txt"
     assert plan.nat.redundancy_options("transformer.en-zh")["stopword_count"] == 3
+    # the dictionary's stopwords by the paper's rule (Appendix B.3): 3 for Chinese, else 10
+    assert plan.nat.section["redundancy"]["embedding_stopword_count"] == "paper"
+    assert plan.nat.redundancy_options("transformer.en-zh")["embedding_stopword_count"] == 3
+    assert english["embedding_stopword_count"] == 10
+    assert "--embedding-stopword-count 3" in plan.nat.redundancy_args("transformer.en-zh")
     args = plan.nat.redundancy_args("transformer.en-zh")
     assert "--stopword-count 3" in args and "--threshold 0.8" in args
 

@@ -70,7 +70,8 @@ def test_report_labels_and_captions_come_from_the_declaration():
     assert plan.report.table_label("nat_table5") == "nat_table5 (paper: Table 5)"
     assert plan.report.table_label("nat_speed") == "nat_speed"
     assert plan.report.caption("training").startswith("**Training runs**")
-    assert "(Section 3 (reordering))" in plan.report.caption("ldd_reorder_grid.news.de-en")
+    assert "(Sections 4.1-4.2 (reordering sets))" in plan.report.caption(
+        "ldd_reorder_grid.news.de-en")
 
 
 def test_table_list_prints_every_declaration(capsys):

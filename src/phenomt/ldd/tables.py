@@ -370,9 +370,10 @@ def distance_table(records: Sequence[Mapping[str, Any]], bins: Sequence[str] = D
              "sets by minimum distance; '—' where the paper has no such set (it has no News "
              "rows here).",
              "paper corr. = the paper's column labelled Spearman: in all its rows but one it "
-             "equals Pearson's r of the row's BLEU against the minimum distance, not "
-             "Spearman's ρ, so compare it with our Pearson r; its Transformer En→De Reflexive "
-             "value matches neither (the data file's notes give the details)."]
+             "equals Pearson's r of the row's BLEU against the minimum distance, and in most "
+             "of them not Spearman's ρ (in two, De→En Reflexive, both are the same value), so "
+             "compare it with our Pearson r; its Transformer En→De Reflexive value matches "
+             "neither (the data file's notes give the details)."]
     notes += [_MODEL_NOTE, _comparability("Table 5")]
     notes += _scoring_notes(r for r in records if r["phenomenon"] not in (BASELINE, REORDER))
     return frame, notes + _scale_notes(records, model_cards)

@@ -377,7 +377,8 @@ def table_notes(frame: pd.DataFrame, samples: int, seed: int, judge: bool = True
         "model by more than its interval, and a difference between two systems may be one of "
         "runs rather than of methods.",
         "Paper A/B: the paper's number of the same pair, model and training data, at its "
-        "scale (WMT20 data, transformer-base, 300k updates of about 480k tokens): Table 5 "
+        "scale (WMT20 data, transformer-base, 300k updates, batch size 480K, presumably "
+        "tokens): Table 5 "
         "for BLEU, Table 10 (Appendix D) for CRR and, in claim (e), DRR.",
         *(f"({letter}) in the paper: {source}." for letter, source in SOURCES.items()),
     ]

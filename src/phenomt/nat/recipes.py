@@ -6,7 +6,8 @@ Every recipe is a plain ``{option_name_with_underscores: value}`` dict for
 - ``demo``: a tiny Transformer (2+2 layers, 128 dimensions, the size of the default AR
   config) that trains in minutes on a 2-core CPU;
 - ``paper``: Wang et al., "On the Information Redundancy in Non-Autoregressive Translation",
-  Section 2 and Appendix B.1: transformer-base, 300k updates and about 480k tokens per update,
+  Section 2 and Appendix B.1: transformer-base, 300k updates and a batch size of 480K (its unit
+  unstated; read as tokens per update),
   "+OaXE" fine-tuned for 10 epochs, and Table 6's learning rate, dropout and label smoothing
   per model (checked against ``phenomt/core/papers/wang_nat.tsv`` by the tests). What the
   paper leaves to its unreleased scripts (warm-up, weight decay, Adam, gradient clipping, the

@@ -379,7 +379,8 @@ def paper_notes(table: str, scale_differs: bool = True) -> list[str]:
     if scale_differs:
         notes.append(papers.comparability(PAPER, f"Table {table}", {
             "scale": "our models are trained for the updates stated above, the paper's for "
-                     "300k updates at ~480k tokens each",
+                     "300k updates with a batch size of 480K (its unit unstated; presumably "
+                     "tokens)",
             "data": "our training data and test sets are those of this run's config"}))
     return notes
 

@@ -258,9 +258,15 @@ class NatPlan(SectionPlan):
     # --- redundancy --------------------------------------------------------------------------
     def redundancy_options(self, teacher: str) -> dict[str, Any]:
         """``phenomt score redundancy`` settings: the teacher's embeddings and dictionary,
-        stopwords from its BPE training target (k = 3 for Chinese targets, else 10)."""
+        stopwords from its BPE training target (k = 3 for Chinese targets, else 10), and the
+        dictionary's most frequent tokens (``paper``: the same k, Wang et al.'s Appendix B.3
+        "top-3 frequent chinese tokens in mBART dict ... for other languages the top-10")."""
+        settings = self.section["redundancy"]
+        count = settings["embedding_stopword_count"]
         return {
-            **self.section["redundancy"],
+            **settings,
+            "embedding_stopword_count": (default_stopword_count(self.models.tgt(teacher))
+                                         if count == "paper" else count),
             "embeddings": self.models.checkpoint(teacher),
             "embeddings_dict": f"{self.models.bin_dir(teacher)}/dict.tgt.txt",
             "stopword_corpus": self.models.bpe_file(teacher, "train", "tgt"),

@@ -98,10 +98,10 @@ TABLES: dict[str, Table] = _declare(
           "in source length.", "Section 4.3"),
     Table("ldd_validation", "ldd", "ldd sheet-import", "Manual validation",
           "precision per phenomenon from the filled validation sheet.",
-          "Section 3 (validation)"),
+          "Section 4.3 (manual validation)"),
     Table("ldd_reorder_grid.{lcorpus}.{direction}", "ldd", "ldd reorder-grid",
           "Reordering grid", "reordering-set sizes by distance and alignment setting for one "
-          "corpus and direction.", "Section 3 (reordering)"),
+          "corpus and direction.", "Sections 4.1-4.2 (reordering sets)"),
     # --- non-autoregressive redundancy (Wang et al.)
     Table("nat_table5", "nat", "table nat-results", "BLEU and redundancy",
           "BLEU and Redu. = CRR + DRR of CMLM, GLAT, their OaXE variants and DA-Transformer "

@@ -12,8 +12,9 @@ Definitions, for an output Y = y_0 ... y_{n-1} (positions are 0-based here):
 * **Discontinuous redundancy.** Dr(y_i) = 1 when Cr(y_i) = 0 and some j < i has
   R(y_i, y_j) = 1, unless y_i is exempt. DRR(Y) = sum Dr / (|Y| - 1).
   The condition Cr(y_i) = 0 is the *operational reading* of the paper's formula: read
-  literally, every continuous repeat would be counted a second time as discontinuous, which
-  would force DRR >= CRR and contradict the paper's own Table 10 (CMLM: CRR 51.6%, DRR 1.9%).
+  literally, every continuous repeat that is not exempt would be counted a second time as
+  discontinuous, so DRR would be at least CRR less the exempt continuous repeats, and the
+  paper's own Table 10 (CMLM: CRR 51.6%, DRR 1.9%) would need nearly all of them exempt.
   A token is counted at most once, as continuous or as discontinuous.
 * **Exemptions** (discontinuous redundancy only), checked in this order:
 
