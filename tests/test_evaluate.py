@@ -615,3 +615,119 @@ def test_the_cache_of_parses_given_to_the_jobs(tmp_path, monkeypatch):
     assert cache(cache_dir="given") == str(tmp_path / "given")
     monkeypatch.setenv("PHENOMT_CACHE", "mine")
     assert cache(no_cache=True) == ""
+
+
+# ------------------------------------------------------- checked bytes, controls, systems evaluate
+
+def _prepared(tmp_path, *more: str):
+    from phenomt.cli import build_parser
+    from phenomt.evaluate import prepare
+
+    request = _request(tmp_path)
+    args = build_parser(["phenomt.evaluate"]).parse_args(
+        ["evaluate", "--src", str(request.src), "--ref", str(request.ref), "--langs", "de-en",
+         "--hyp", f"mine={request.hyps[0][1]}", "--outdir", str(tmp_path / "out"),
+         "--force-langs", "--no-ldd", *more])
+    return request, prepare(args)
+
+
+def test_the_copies_hold_the_bytes_that_were_checked(tmp_path):
+    """A file that changes after its check (a decoder still writing it) is not copied as
+    it now is: the copy holds the bytes the checks read; a file read by another reader
+    (the frequency corpus) that changed is refused before any copy is written."""
+    from phenomt.evaluate import inputs
+
+    freq = tmp_path / "freq.en"
+    freq.write_text("a line of text\n", encoding="utf-8")
+    request, (_, outdir, prepared, _) = _prepared(tmp_path, "--freq-corpus", str(freq))
+    hyp = request.hyps[0][1]
+    checked = hyp.read_bytes()
+    hyp.write_bytes(checked + b"one more line\r\n")  # now 3 lines, with a CR
+    freq.write_text("other text\r\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"freq.en: changed while it was checked"):
+        inputs.sync(prepared["copies"], prepared["contents"], prepared["digests"])
+    assert not outdir.exists()  # nothing written
+    freq.write_text("a line of text\n", encoding="utf-8")  # back as it was checked
+    written = inputs.sync(prepared["copies"], prepared["contents"], prepared["digests"])
+    assert "hyp.mine" in written and "freq" in written
+    assert (outdir / "inputs" / "hyp.mine.txt").read_bytes() == checked
+
+
+def test_control_characters_are_refused_with_file_and_line_but_tabs_pass(tmp_path):
+    from phenomt.evaluate import check_inputs
+
+    request = _request(tmp_path)
+    tabbed = tmp_path / "tab.en"
+    tabbed.write_text("a\tline\nanother\n", encoding="utf-8")
+    assert check_inputs(request.src, request.ref, (("t", tabbed),)) == 2
+    for name, text, where in (("nul.en", "a line\n\x00\n", "nul.en:2: control character "
+                                                           "U+0000 at column 1"),
+                              ("esc.en", "a \x1b[1mline\nanother\n", "esc.en:1: control "
+                                                                      "character U+001B"),
+                              ("del.en", "a line\nano\x7fther\n", "del.en:2: control "
+                                                                  "character U+007F")):
+        bad = tmp_path / name
+        bad.write_text(text, encoding="utf-8")
+        with pytest.raises(InputError, match=re.escape(where)):
+            check_inputs(request.src, request.ref, (("b", bad),))
+        with pytest.raises(InputError, match=re.escape(where)):
+            check_inputs(request.src, bad, request.hyps)
+
+
+def _systems_evaluate(tmp_path, monkeypatch, *hyps: str) -> tuple[int, list[list[str]]]:
+    """``phenomt systems evaluate`` on the tiny config's newstest2021.de-en, whose
+    reference (three lines) is already prepared; Snakemake's runs are recorded, not made."""
+    import phenomt.evaluate as evaluate
+    from phenomt.cli import main
+
+    ref = tmp_path / "results" / "data" / "raw" / "newstest2021.de-en.en"
+    if not ref.exists():
+        ref.parent.mkdir(parents=True)
+        ref.write_text("a b\nc d\ne f\n", encoding="utf-8")
+    runs: list[list[str]] = []
+    monkeypatch.setattr(evaluate.subprocess, "run", lambda cmd, **kw: runs.append(cmd)
+                        or subprocess.CompletedProcess(cmd, 0))
+    args = ["systems", "evaluate", "--testset", "newstest2021.de-en", "--configfile",
+            str(TINY), "--directory", str(tmp_path)]
+    for hyp in hyps:
+        args += ["--hyp", hyp]
+    return main(args), runs
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("a b\nc d\n", "short.en:3: has 2 lines but"),
+    ("a b\r\nc d\r\ne f\r\n", "short.en:1: carriage return"),
+    ("a b\nc\x00d\ne f\n", "short.en:2: control character U+0000"),
+    (b"a b\n\xff\ne f\n", "short.en:2: invalid UTF-8"),
+])
+def test_systems_evaluate_checks_the_file_before_it_writes_or_runs(tmp_path, monkeypatch,
+                                                                   capsys, text, message):
+    hyp = tmp_path / "short.en"
+    hyp.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    status, runs = _systems_evaluate(tmp_path, monkeypatch, str(hyp))
+    err = capsys.readouterr().err
+    assert status == 2 and message in err and "Traceback" not in err, err
+    assert runs == []  # nothing run, nothing written
+    assert not (tmp_path / "results" / "evaluate").exists()
+
+
+def test_systems_evaluate_reads_content_synced_copies(tmp_path, monkeypatch):
+    """The overlay config names a copy of the file, rewritten when its content changes: a
+    file replaced by other content with an older time is scored again."""
+    hyp = tmp_path / "mine.en"
+    hyp.write_text("a b\nc d\ne x\n", encoding="utf-8")
+    status, runs = _systems_evaluate(tmp_path, monkeypatch, f"mine={hyp}")
+    assert status == 0 and len(runs) == 1
+    overlay = Path(runs[0][runs[0].index("--configfile") + 1])
+    config = load_config(overlay, validate=False)
+    spec = config["systems"]["testsets"]["newstest2021.de-en"]["outputs"]["mine"]
+    copy = tmp_path / spec["path"]
+    assert spec["path"] == "results/evaluate/inputs/hyp.mine.newstest2021.de-en.txt"
+    assert spec["origin"] == f"your file {hyp}"
+    assert copy.read_bytes() == hyp.read_bytes()
+    before = copy.stat().st_mtime_ns
+    hyp.write_text("a b\nc d\ne f\n", encoding="utf-8")
+    os.utime(hyp, (1_577_836_800, 1_577_836_800))  # older than the copy
+    status, _ = _systems_evaluate(tmp_path, monkeypatch, f"mine={hyp}")
+    assert status == 0
+    assert copy.read_bytes() == b"a b\nc d\ne f\n" and copy.stat().st_mtime_ns >= before

@@ -29,6 +29,8 @@ class Case:
     args: tuple[str, ...]
     message: str
     setup: Callable[[Path], None] | None = None
+    #: the output folder's name in the test's folder (when the args give no --outdir)
+    outdir: str = "out"
 
 
 def _write(path: Path, data: bytes | str) -> Path:
@@ -73,6 +75,22 @@ def files(tmp_path_factory, mirror) -> dict[str, Path]:
     paths["file"] = _write(root / "a-file", "x\n")
     paths["missing"] = root / "missing.txt"
     paths["badstem"] = _write(root / "bad stem.en", "".join(f"{ln}\n" for ln in at))
+    # lines of control characters only, and one between words (tab is allowed)
+    paths["nul_ref_line"] = _write(root / "nul_ref.txt",
+                                   "".join(f"{ln}\n" for ln in [*en[:3], "\x00", *en[4:]]))
+    paths["esc_src_line"] = _write(root / "esc_src.txt",
+                                   "".join(f"{ln}\n" for ln in [*de[:6], "\x1b\x07", *de[7:]]))
+    paths["ctl_ref"] = _write(root / "ctl_ref.txt", "".join(
+        f"{ln}\n" for ln in [*en[:1], en[1].replace(" ", " \x1b[1m", 1), *en[2:]]))
+    paths["c1_hyp"] = _write(root / "c1_hyp.txt", "".join(
+        f"{ln}\n" for ln in [*at[:9], at[9] + "\x85", *at[10:]]))
+    # a symlink loop, a name longer than the system allows
+    (root / "loop1").symlink_to(root / "loop2")
+    (root / "loop2").symlink_to(root / "loop1")
+    paths["loop"] = root / "loop1"
+    paths["long_name"] = root / ("n" * 300)
+    paths["brace_dir"] = root / "model{x}"
+    paths["brace_dir"].mkdir()
     return paths
 
 
@@ -92,6 +110,21 @@ def _hold_lock(outdir: Path) -> None:
 
 
 _LOCKS: list = []
+
+
+def _damaged_run(config: str, origins: str | None = None) -> Callable[[Path], None]:
+    """An earlier run's record in the folder, damaged: its config (of the same test set,
+    ``ref.de-en``) and its record of the originals."""
+    def setup(outdir: Path) -> None:
+        _write(outdir / "config.yaml", config)
+        if origins is not None:
+            _write(outdir / "inputs" / "origins.json", origins)
+    return setup
+
+
+#: An earlier run's config of this test set, as far as its layout goes.
+_RUN_OF_REF = ("systems:\n  testsets:\n    ref.de-en:\n      baseline: a\n"
+               "      outputs: {a: {path: /x.en}}\n")
 
 
 def _earlier_run_of(src: str) -> Callable[[Path], None]:
@@ -122,6 +155,10 @@ CASES = [
     Case("name-reserved", (*BASE, "--hyp", "a={hyp}", "--hyp", "sentences={hyp}"),
          "invalid system name 'sentences': set, phenomenon, distance, sentences, metric are "
          "columns"),
+    Case("testset-name-mqm", (*BASE, "--hyp", "{hyp}", "--name", "mqm"),
+         "argument --name: invalid test-set name 'mqm'"),
+    Case("testset-name-train", (*BASE, "--hyp", "{hyp}", "--name", "train"),
+         "argument --name: invalid test-set name 'train'"),
     Case("testset-name-injection", (*BASE, "--hyp", "{hyp}", "--name", "t;rm -rf x"),
          "invalid test-set name"),
     Case("baseline-bad-name", (*BASE, "--hyp", "a={hyp}", "--baseline", "a b"),
@@ -156,6 +193,18 @@ CASES = [
     Case("hyp-shorter", (*BASE, "--hyp", "{short}"), f"has {LINES - 1} lines"),
     Case("hyp-longer", (*BASE, "--hyp", "{long}"), f"has {LINES + 1} lines"),
     Case("hyp-crlf", (*BASE, "--hyp", "{crlf}"), "crlf.txt:1: carriage return"),
+    # control characters: invisible, removed from source and reference by the cleaning
+    Case("reference-line-of-nul", ("--src", "{src}", "--ref", "{nul_ref_line}", "--langs",
+                                   "de-en", "--hyp", "{hyp}"),
+         "nul_ref.txt:4: control character U+0000 at column 1"),
+    Case("source-line-of-controls", ("--src", "{esc_src_line}", "--ref", "{ref}", "--langs",
+                                     "de-en", "--hyp", "{hyp}"),
+         "esc_src.txt:7: control character U+001B at column 1"),
+    Case("reference-control-between-words", ("--src", "{src}", "--ref", "{ctl_ref}",
+                                             "--langs", "de-en", "--hyp", "{hyp}"),
+         "ctl_ref.txt:2: control character U+001B"),
+    Case("hyp-c1-control", (*BASE, "--hyp", "{c1_hyp}"),
+         "c1_hyp.txt:10: control character U+0085"),
     Case("reference-bom", ("--src", "{src}", "--ref", "{bom}", "--langs", "de-en", "--hyp",
                            "{hyp}"), "bom.txt:1: starts with a UTF-8 byte-order mark"),
     Case("source-not-utf8", ("--src", "{latin1}", "--ref", "{ref}", "--langs", "de-en",
@@ -211,6 +260,50 @@ CASES = [
          "holds the evaluation of another test set", setup=_earlier_run_of("/elsewhere.de")),
     Case("outdir-garbage-config", (*BASE, "--hyp", "{hyp}"), "not a config written by phenomt",
          setup=lambda d: _write(d / "config.yaml", "[1, 2")),
+    Case("outdir-config-outputs-not-mappings", (*BASE, "--hyp", "{hyp}"),
+         "out/config.yaml: not a config written by phenomt evaluate: give another --outdir",
+         setup=_damaged_run("systems:\n  testsets:\n    ref.de-en:\n      baseline: a\n"
+                            "      outputs: {a: 1}\n")),
+    Case("outdir-config-without-outputs", (*BASE, "--hyp", "{hyp}"),
+         "out/config.yaml: not a config written by phenomt evaluate",
+         setup=_damaged_run("systems:\n  testsets:\n    ref.de-en: {baseline: a}\n")),
+    Case("outdir-config-a-list", (*BASE, "--hyp", "{hyp}"),
+         "out/config.yaml: not a config written by phenomt evaluate",
+         setup=_damaged_run("- systems\n")),
+    Case("outdir-origins-cut-short", (*BASE, "--hyp", "{hyp}"),
+         "origins.json: not a config written by phenomt evaluate: give another --outdir",
+         setup=_damaged_run(_RUN_OF_REF, '{"source": "/x')),
+    Case("outdir-origins-of-another-type", (*BASE, "--hyp", "{hyp}"),
+         "origins.json: not a config written by phenomt evaluate",
+         setup=_damaged_run(_RUN_OF_REF, '["source", 1]')),
+    Case("outdir-origins-not-paths", (*BASE, "--hyp", "{hyp}"),
+         "origins.json: not a config written by phenomt evaluate",
+         setup=_damaged_run(_RUN_OF_REF, '{"source": 1}')),
+    # paths: braces would be Snakemake wildcards; links and names the system refuses
+    Case("outdir-with-braces", (*BASE, "--hyp", "{hyp}"),
+         "--outdir: a path with '{' or '}' cannot be used", outdir="out{x}"),
+    Case("outdir-with-closing-brace", (*BASE, "--hyp", "{hyp}"),
+         "--outdir: a path with '{' or '}' cannot be used", outdir="a}b/out"),
+    Case("comet-model-with-braces", (*BASE, "--hyp", "{hyp}", "--metrics", "comet",
+                                     "--comet-model", "{brace_dir}"),
+         "model{x}: --comet-model: a path with '{' or '}' cannot be used"),
+    Case("hyp-symlink-loop", (*BASE, "--hyp", "x={loop}"), "loop1: symlink loop"),
+    Case("source-symlink-loop", ("--src", "{loop}", "--ref", "{ref}", "--langs", "de-en",
+                                 "--hyp", "{hyp}"), "loop1: symlink loop"),
+    Case("reference-symlink-loop", ("--src", "{src}", "--ref", "{loop}", "--langs", "de-en",
+                                    "--hyp", "{hyp}"), "loop1: symlink loop"),
+    Case("outdir-in-symlink-loop", (*BASE, "--hyp", "{hyp}", "--outdir", "{loop}/out"),
+         "loop1/out: symlink loop"),
+    Case("mqm-symlink-loop", (*BASE, "--hyp", "{hyp}", "--mqm", "{loop}"),
+         "loop1: symlink loop"),
+    Case("freq-corpus-symlink-loop", (*BASE, "--hyp", "{hyp}", "--freq-corpus", "{loop}"),
+         "loop1: symlink loop"),
+    Case("source-name-too-long", ("--src", "{long_name}", "--ref", "{ref}", "--langs",
+                                  "de-en", "--hyp", "{hyp}"), "nnnn: File name too long"),
+    Case("hyp-name-too-long", (*BASE, "--hyp", "x={long_name}"), "nnnn: File name too long"),
+    Case("outdir-name-too-long", (*BASE, "--hyp", "{hyp}", "--outdir", "{long_name}"),
+         "nnnn: File name too long"),
+    Case("docids-name-too-long", (*ZH, "--docids", "{long_name}"), "nnnn: File name too long"),
     # document ids (LTCR) and MQM annotations
     Case("docids-other-pair", (*BASE, "--hyp", "{hyp}", "--docids", "{details}"),
          "defined for zh-en only"),
@@ -237,7 +330,7 @@ def test_bad_input_is_refused_before_anything_is_written(case, files, tmp_path, 
         raise AssertionError("Snakemake was started")
 
     monkeypatch.setattr(snakerun, "run", never)
-    outdir = tmp_path / "out"
+    outdir = tmp_path / case.outdir
     if case.setup is not None:
         case.setup(outdir)
     before = _listing(tmp_path)

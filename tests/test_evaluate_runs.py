@@ -105,6 +105,27 @@ def test_reruns_follow_content_not_file_times(de_en):
     assert {"tokenize", "systems_redundancy"} <= set(_ran(out))
 
 
+def test_another_mirror_with_the_same_files_reruns_nothing(de_en, mirror):
+    """The mirror only says where a download's bytes come from (each is verified by its
+    checksum): neither --mirror nor $PHENOMT_MIRROR naming another folder that holds the
+    same files reruns a job."""
+    other = de_en / "other-mirror"
+    other.mkdir()
+    for entry in mirror.iterdir():
+        (other / entry.name).symlink_to(entry)
+    first = _evaluate(de_en, *DE_EN, "--mirror", str(mirror))
+    assert first.returncode == 0, first.stderr
+    out = de_en / "out"
+    assert _ran(out)
+    moved = _evaluate(de_en, *DE_EN, "--mirror", str(other))
+    assert moved.returncode == 0, moved.stderr
+    assert _ran(out) == [], (out / "snakemake.log").read_text("utf-8")
+    assert "0 of " in moved.stderr
+    by_env = _evaluate(de_en, *DE_EN, env=dict(os.environ, PHENOMT_MIRROR=str(other)))
+    assert by_env.returncode == 0, by_env.stderr
+    assert _ran(out) == []
+
+
 def _outputs(outdir: Path) -> dict[str, bytes]:
     """Every result file of a run but its logs, benchmark timings and lock."""
     results = outdir / "results"

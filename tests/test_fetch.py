@@ -209,3 +209,45 @@ def test_a_download_with_the_wrong_sha256_is_removed(tmp_path, monkeypatch):
     with pytest.raises(InputError, match="sha256 mismatch"):
         fetch(dest, "https://example.org/corpus.gz", _sha(b"original"))
     assert not dest.exists()
+
+
+def test_the_fetch_command_reads_the_mirror_from_the_environment(tmp_path, monkeypatch):
+    """The workflow gives its fetch jobs the mirror as $PHENOMT_MIRROR, not as an argument
+    (a param, which a rerun would follow): the command links the file from there, and
+    checks it against its sha256 all the same."""
+    from phenomt.cli import run
+
+    mirror = tmp_path / "mirror"
+    (mirror / "sub").mkdir(parents=True)
+    data = b"hello\n"
+    (mirror / "sub" / "f.txt").write_bytes(data)
+    good = hashlib.sha256(data).hexdigest()
+    monkeypatch.setenv("PHENOMT_MIRROR", str(mirror))
+    out = tmp_path / "dl" / "f"
+    assert run(["data", "fetch", "--output", str(out), "--sha256", good,
+                "--mirror-path", "sub/f.txt"]) == 0
+    assert out.is_symlink() and out.read_bytes() == data
+    assert run(["data", "fetch", "--output", str(tmp_path / "dl" / "g"), "--sha256", "0" * 64,
+                "--mirror-path", "sub/f.txt"]) == 2  # verified whatever the mirror
+    monkeypatch.delenv("PHENOMT_MIRROR")
+    assert run(["data", "fetch", "--output", str(tmp_path / "dl" / "h"),
+                "--mirror-path", "sub/f.txt"]) == 2  # no mirror: nothing to link
+
+
+def test_the_fetch_params_follow_content_not_the_mirror():
+    """What the fetch rule's params hold (its rerun trigger): no mirror where a checksum
+    verifies the file or the config names a local file; the mirror's file where nothing
+    verifies it."""
+    from phenomt.plan import Plan, load_config
+
+    plan = Plan(load_config(ROOT / ".test" / "config" / "tiny.yaml"), str(ROOT))
+    downloads = plan.config["downloads"]
+    verified = next(d for d, s in downloads.items() if s["sha256"] and s["mirror"])
+    unverified = next(d for d, s in downloads.items()
+                      if not s["sha256"] and not s["manifest"] and s["mirror"])
+    for download in downloads:
+        assert "--mirror " not in plan.data.fetch_args(download)
+    assert plan.data.fetch_identity(verified, "/m/one") == ""
+    assert plan.data.fetch_identity(verified, "/m/two") == ""
+    assert plan.data.fetch_identity(unverified, "/m/one") == \
+        f"/m/one/{downloads[unverified]['mirror']}"

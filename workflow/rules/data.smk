@@ -1,4 +1,17 @@
 # Data stage: mirror or download, safe extraction, validation and cleaning.
+from phenomt.core.fetch import MIRROR_ENV
+
+# The mirror only says where a file's bytes come from; a download is checked against its
+# sha256 (a param), so another mirror holding the same files must rerun nothing. It reaches
+# the fetch jobs as $PHENOMT_MIRROR, set here to the mirror this run resolved and inherited
+# by every job (the job server's too: a job's client sends its environment), not as a
+# param: params are a rerun trigger, the environment is not, and the shell command's text
+# (the code trigger) does not hold it. Only a file no checksum verifies keeps its mirror's
+# path as a param ("identity", see DataPlan.fetch_identity).
+if MIRROR is None:
+    os.environ.pop(MIRROR_ENV, None)
+else:
+    os.environ[MIRROR_ENV] = str(MIRROR)
 
 
 rule fetch:
@@ -6,7 +19,8 @@ rule fetch:
     output:
         f"{RES}/downloads/{{download}}",
     params:
-        args=lambda w: PLAN.data.fetch_args(w.download, MIRROR),
+        args=lambda w: PLAN.data.fetch_args(w.download),
+        identity=lambda w: PLAN.data.fetch_identity(w.download, MIRROR),
     log:
         f"{OUT}/logs/fetch/{{download}}.log",
     conda:
@@ -23,7 +37,7 @@ rule fetch_tree:
     output:
         directory(f"{RES}/trees/{{download}}"),
     params:
-        args=lambda w: PLAN.data.fetch_tree_args(w.download, MIRROR),
+        args=lambda w: PLAN.data.fetch_tree_args(w.download),
     log:
         f"{OUT}/logs/fetch_tree/{{download}}.log",
     conda:

@@ -22,11 +22,14 @@ from phenomt.core.io import InputError, atomic_directory, atomic_write
 log = logging.getLogger(__name__)
 
 CHUNK = 1 << 20
+#: The environment variable naming the mirror; the workflow sets it for its fetch jobs to
+#: the mirror it resolved (the jobs' ``--mirror`` default).
+MIRROR_ENV = "PHENOMT_MIRROR"
 
 
 def find_mirror(configured: str | None, project_root: str | os.PathLike[str]) -> Path | None:
     """The mirror directory to use, or ``None`` when there is none."""
-    candidates = [configured, os.environ.get("PHENOMT_MIRROR")]
+    candidates = [configured, os.environ.get(MIRROR_ENV)]
     for candidate in candidates:
         if candidate:
             path = Path(candidate).expanduser()
@@ -198,15 +201,22 @@ def extract(archive: str | os.PathLike[str], dest: str | os.PathLike[str]) -> li
     return names
 
 
+def command_mirror(given: str | None) -> Path | None:
+    """The mirror of a fetch command: ``--mirror``, else ``$PHENOMT_MIRROR`` (which the
+    workflow sets to the mirror it resolved), else none."""
+    given = given or os.environ.get(MIRROR_ENV)
+    return Path(given) if given else None
+
+
 def _fetch_command(args: argparse.Namespace) -> int:
-    mirror = Path(args.mirror) if args.mirror else None
+    mirror = command_mirror(args.mirror)
     how = fetch(args.output, args.url, args.sha256, args.mirror_path, mirror)
     print(f"{args.output}: {how}")
     return 0
 
 
 def _fetch_tree_command(args: argparse.Namespace) -> int:
-    mirror = Path(args.mirror) if args.mirror else None
+    mirror = command_mirror(args.mirror)
     counts = fetch_tree(args.output, args.manifest, args.url, args.mirror_path, mirror)
     print(f"{args.output}: {counts['mirror']} files from the mirror, "
           f"{counts['download']} downloaded")
@@ -224,14 +234,16 @@ def register_cli(tree) -> None:
     p.add_argument("--output", required=True)
     p.add_argument("--url")
     p.add_argument("--sha256")
-    p.add_argument("--mirror", help="mirror directory (already resolved)")
+    p.add_argument("--mirror", help=f"mirror directory, already resolved (default: "
+                                    f"${MIRROR_ENV})")
     p.add_argument("--mirror-path", help="the file's path inside the mirror")
     p = tree.add("data fetch-tree", "Get a folder of files listed with their sha256 in a "
                  "manifest, from the mirror or upstream", _fetch_tree_command)
     p.add_argument("--output", required=True, help="the folder to create")
     p.add_argument("--manifest", required=True, help="sha256<TAB>path[<TAB>mirror path] lines")
     p.add_argument("--url", help="upstream URL of a file, with {path} for its path")
-    p.add_argument("--mirror", help="mirror directory (already resolved)")
+    p.add_argument("--mirror", help=f"mirror directory, already resolved (default: "
+                                    f"${MIRROR_ENV})")
     p.add_argument("--mirror-path", help="the folder's path inside the mirror")
     p = tree.add("data unpack", "Safely extract a tar or zip archive", _extract_command)
     p.add_argument("--archive", required=True)

@@ -65,49 +65,99 @@ def parse_hyp(text: str) -> tuple[str, Path]:
                 f"NAME=FILE ({checks.NAME_RULE})")
     if not path:
         raise argparse.ArgumentTypeError(f"no file after {name!r}=: expected NAME=FILE")
-    return checks.system_name(name), Path(path).resolve()
+    name = checks.system_name(name)
+    try:
+        return name, checks.resolve(path)
+    except InputError as err:  # argparse would hide a ValueError's message
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
-def with_systems(config: dict, testset: str, hyps: list[tuple[str, Path]]) -> dict:
+def with_systems(config: dict, testset: str, hyps: list[tuple[str, Path]],
+                 origins: dict[str, Path] | None = None) -> dict:
     """``config`` with the files added as outputs of ``testset``; refuses unknown test sets,
-    missing files and names that clash with configured systems."""
+    missing files and names that clash with configured systems. ``origins`` names the
+    user's file of each system where ``hyps`` are copies of them."""
     testsets = config.get("systems", {}).get("testsets", {})
     if testset not in testsets:
         known = ", ".join(sorted(testsets)) or "none"
         raise InputError("--testset", f"not a configured test set {testset!r} (known: {known})")
     outputs = testsets[testset]["outputs"]
     for name, path in hyps:
-        if not path.is_file():
-            raise InputError(path, "no such file")
+        checks.require_file(path)
         if name in outputs:
             raise InputError(path, f"system name {name!r} is already configured for {testset}")
-        outputs[name] = {"path": str(path), "origin": f"your file {path}"}
+        origin = (origins or {}).get(name, path)
+        outputs[name] = {"path": str(path), "origin": f"your file {origin}"}
     return config
 
 
 def _run(args: argparse.Namespace) -> int:
-    configfile = Path(args.configfile or PROJECT_ROOT / "config" / "config.yaml")
-    if not configfile.is_file():
+    try:
+        return _run_checked(args)
+    except OSError as err:
+        raise InputError(err.filename or "an input", err.strerror or str(err)) from None
+
+
+def _run_checked(args: argparse.Namespace) -> int:
+    from copy import deepcopy
+
+    configfile = checks.resolve(args.configfile or PROJECT_ROOT / "config" / "config.yaml")
+    if checks.kind(configfile) != "file":
         raise InputError(configfile, "no such config: give --configfile (outside a checkout "
                                      "there is no default config; `phenomt evaluate` needs "
                                      "none)")
     config = load_config(configfile, validate=False)
-    config = with_systems(config, args.testset, args.hyp)
+    workdir = checks.resolve(args.directory)
+    # Every check first, writing nothing: the test set and names (on a copy of the config),
+    # then each file as `phenomt evaluate` reads it.
+    checks.check_unique([name for name, _ in args.hyp], "--hyp (system names)")
+    with_systems(deepcopy(config), args.testset, args.hyp)
     plan = Plan(load_config_dict(config, configfile))
-    workdir = Path(args.directory).resolve()
+    ref = workdir / plan.systems.reference(args.testset)
+    for _, path in args.hyp:
+        checks.check_controls(path, checks.read_checked(path)[0])
+    if checks.kind(ref) != "file":
+        # The test set's reference is made by the pipeline: prepare it (the configured
+        # pipeline's own job, which no system file changes) to count the lines against.
+        status = _snakemake_run(configfile, workdir, args.cores,
+                                [plan.systems.reference(args.testset)])
+        if status != 0:
+            return status
+    raw = checks.check_hyps(args.hyp, checks.read_checked(ref)[0], ref)
+    # The workflow reads content-synced copies (see phenomt.evaluate.inputs), so that a
+    # changed file is scored again whatever its time; paths relative to the working folder.
+    copies = inputs.plan_copies(workdir / plan.out / "evaluate",
+                                [(f"{_hyp_role(name)}.{args.testset}", path)
+                                 for name, path in args.hyp])
+    copied = [(name, Path(os.path.relpath(item.copy, workdir)))
+              for (name, _), item in zip(args.hyp, copies, strict=True)]
+    for _, path in copied:
+        checks.no_wildcards(path, "--directory")
+    inputs.sync(copies, {item.role: raw[item.original] for item in copies})
+    config = with_systems(config, args.testset,
+                          [(name, workdir / path) for name, path in copied],
+                          origins=dict(args.hyp))
+    for name, path in copied:
+        config["systems"]["testsets"][args.testset]["outputs"][name]["path"] = str(path)
     overlay = workdir / plan.out / "evaluate" / "config.yaml"
     with atomic_write(overlay) as handle:
         yaml.safe_dump(config, handle, sort_keys=False)
+    plan = Plan(load_config_dict(config, overlay))
     targets = plan.systems.tables()
-    cmd = _snakemake("--configfile", str(overlay), "--directory", str(workdir),
-                     "--cores", str(args.cores), *targets)
-    print("running:", " ".join(cmd), file=sys.stderr)
-    result = subprocess.run(cmd, env=dict(os.environ), check=False)
-    if result.returncode == 0:
+    status = _snakemake_run(overlay, workdir, args.cores, targets)
+    if status == 0:
         print("tables:")
         for target in targets:
             print(f"  {workdir / target}")
-    return result.returncode
+    return status
+
+
+def _snakemake_run(configfile: Path, workdir: Path, cores: int, targets: Sequence[str]
+                   ) -> int:
+    cmd = _snakemake("--configfile", str(configfile), "--directory", str(workdir),
+                     "--cores", str(cores), *targets)
+    print("running:", " ".join(cmd), file=sys.stderr)
+    return subprocess.run(cmd, env=dict(os.environ), check=False).returncode
 
 
 def load_config_dict(config: dict, source: str | os.PathLike[str] = "config") -> dict:
@@ -185,8 +235,7 @@ def check_freq_corpus(path: Path) -> int:
     (UTF-8, LF line endings; an error names the file and line); empty is refused."""
     from phenomt.core.io import read_text
 
-    if not path.is_file():
-        raise InputError(path, "no such file" if not path.exists() else "not a file")
+    checks.require_file(path)
     lines = read_text(path)
     if not any(line.strip() for line in lines):
         raise InputError(path, "--freq-corpus has no text to count words in")
@@ -284,16 +333,10 @@ def merged_hyps(outdir: Path, request: Request, baseline_given: bool) -> Request
     adding a system runs only that system's jobs; a different test set is refused. Paths are
     the user's files (the originals of the run's copies), read again on every run."""
     previous = outdir / CONFIG
-    if not previous.is_file():
+    if checks.kind(previous) != "file":
         return request
-    try:
-        config = load_config(previous, validate=False)
-        testsets = config["systems"]["testsets"]
-    except (OSError, ValueError, KeyError, TypeError, yaml.YAMLError):
-        raise InputError(previous, "not a config written by phenomt evaluate: give another "
-                                   "--outdir") from None
-    origins = inputs.read_origins(outdir)
-    downloads = config.get("downloads") or {}
+    config, origins = _earlier_run(outdir, request.name)
+    testsets, downloads = config["systems"]["testsets"], config.get("downloads") or {}
 
     def earlier(role: str, download: str) -> Path | None:
         path = origins.get(role) or (downloads.get(download) or {}).get("mirror")
@@ -323,6 +366,43 @@ def merged_hyps(outdir: Path, request: Request, baseline_given: bool) -> Request
     freq = request.freq_corpus or earlier("freq", f"{name}.freq")
     return replace(request, hyps=tuple(hyps.items()), baseline=baseline, mqm=mqm,
                    docids=docids, freq_corpus=freq)
+
+
+def _earlier_run(outdir: Path, name: str) -> tuple[dict[str, Any], dict[str, Path]]:
+    """The config and the originals' record of an earlier run in ``outdir``, checked to be
+    of the layout :func:`evaluate_config` writes (test sets, the test set ``name`` with
+    outputs with paths and a baseline, downloads with mirror paths); anything else (cut
+    short, edited, another program's) raises InputError naming the file."""
+    previous = outdir / CONFIG
+    refused = InputError(previous, "not a config written by phenomt evaluate: give another "
+                                   "--outdir")
+    try:
+        config = load_config(previous, validate=False)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, yaml.YAMLError):
+        raise refused from None
+
+    def mapping(value: Any) -> bool:
+        return isinstance(value, dict)
+
+    def text(value: Any) -> bool:
+        return isinstance(value, str) and bool(value)
+
+    systems = config.get("systems") if mapping(config) else None
+    testsets = systems.get("testsets") if mapping(systems) else None
+    if not mapping(testsets):
+        raise refused
+    spec = testsets.get(name)
+    if spec is not None and not (
+            mapping(spec) and text(spec.get("baseline")) and mapping(spec.get("outputs"))
+            and spec["outputs"] and all(mapping(out) and text(out.get("path"))
+                                        for out in spec["outputs"].values())):
+        raise refused
+    downloads = config.get("downloads")
+    if downloads is not None and not (mapping(downloads) and all(
+            mapping(d) and (d.get("mirror") is None or text(d["mirror"]))
+            for d in downloads.values())):
+        raise refused
+    return config, inputs.read_origins(outdir)
 
 
 def _hyp_role(system: str) -> str:
@@ -470,23 +550,39 @@ def check_comet(metrics: Sequence[str], model: str | None) -> Path | None:
         raise InputError("--comet-model", "add comet to --metrics to score with it")
     if "comet" not in metrics:
         return None
+    # read in place, not copied: the folder is a rule input as it is
+    path = checks.resolve(model) if model is not None else None
+    if path is not None:
+        checks.no_wildcards(path, "--comet-model")
     try:
         comet.require(model)
     except RuntimeError as err:
         raise InputError("--metrics", str(err)) from None
     except (ValueError, FileNotFoundError) as err:
         raise InputError("--comet-model", str(err)) from None
-    return Path(model).resolve()
+    return path
 
 
 def prepare(args: argparse.Namespace) -> tuple[Request, Path, dict[str, Any], list[str]]:
     """Every check of ``phenomt evaluate``, writing nothing: the request (the user's files),
-    the output folder, the run's config and the warnings to print. Raises InputError."""
+    the output folder, the run's config and the warnings to print. Raises InputError, also
+    for a path the system cannot read (no permission, a name too long)."""
+    try:
+        return _prepare(args)
+    except OSError as err:
+        raise InputError(err.filename or "an input", err.strerror or str(err)) from None
+
+
+def _optional_path(text: str | None) -> Path | None:
+    return checks.resolve(text) if text else None
+
+
+def _prepare(args: argparse.Namespace) -> tuple[Request, Path, dict[str, Any], list[str]]:
     src_lang, tgt_lang = args.langs
-    outdir = Path(args.outdir).resolve()
+    outdir = checks.resolve(args.outdir)
     checks.check_outdir(outdir)
     cache = parse_cache(args)
-    if cache and Path(cache).exists() and not Path(cache).is_dir():
+    if cache and checks.kind(Path(cache)) not in ("dir", "missing"):
         raise InputError(cache, "the cache of parses and aligner models (--cache-dir or "
                                 "$PHENOMT_CACHE) is not a folder")
     checks.check_unique(args.metrics, "--metrics")
@@ -496,19 +592,18 @@ def prepare(args: argparse.Namespace) -> tuple[Request, Path, dict[str, Any], li
     check_align_extra(args.align_extra, args.langs)
     comet_model = check_comet(args.metrics, args.comet_model)
     hyps = tuple(args.hyp)
-    mirror = find_mirror(str(Path(args.mirror).resolve()) if args.mirror else None,
+    mirror = find_mirror(str(checks.resolve(args.mirror)) if args.mirror else None,
                          PROJECT_ROOT)
     request = Request(
-        src=Path(args.src).resolve(), ref=Path(args.ref).resolve(), src_lang=src_lang,
+        src=checks.resolve(args.src), ref=checks.resolve(args.ref), src_lang=src_lang,
         tgt_lang=tgt_lang, hyps=hyps,
         name=args.name or testset_name(Path(args.ref), src_lang, tgt_lang),
         baseline=args.baseline or hyps[0][0],
         ldd=_scores_ldd_sets(args),
         align_extra=tuple(args.align_extra), metrics=tuple(args.metrics),
         samples=args.samples, mirror=str(mirror) if mirror else None,
-        mqm=Path(args.mqm).resolve() if args.mqm else None,
-        docids=Path(args.docids).resolve() if args.docids else None, latex=args.latex,
-        freq_corpus=Path(args.freq_corpus).resolve() if args.freq_corpus else None,
+        mqm=_optional_path(args.mqm), docids=_optional_path(args.docids), latex=args.latex,
+        freq_corpus=_optional_path(args.freq_corpus),
         comet_model=comet_model, pos_buckets=not args.no_pos_buckets)
     request = merged_hyps(outdir, request, args.baseline is not None)
     if request.baseline not in dict(request.hyps):
@@ -526,12 +621,17 @@ def prepare(args: argparse.Namespace) -> tuple[Request, Path, dict[str, Any], li
                          force=False)]
     docids = None if request.docids is None else check_docids(
         request.docids, (src_lang, tgt_lang), request.ref, len(testset.references))
+    # the files read by other readers: their digest before the check, which the bytes
+    # copied must have (see inputs.sync)
+    digests = {}
     if request.freq_corpus is not None:
+        checks.require_file(request.freq_corpus)
+        digests["freq"] = inputs.digest(request.freq_corpus)
         check_freq_corpus(request.freq_corpus)
     mqm_systems = None
     if request.mqm is not None:
-        if not request.mqm.is_file():
-            raise InputError(request.mqm, "no such file")
+        checks.require_file(request.mqm)
+        digests["mqm"] = inputs.digest(request.mqm)
         rows = read_mqm(request.mqm)
         checks.check_mqm_languages(request.mqm, [r.source for r in rows],
                                    [r.target for r in rows], args.langs, args.force_langs)
@@ -541,13 +641,18 @@ def prepare(args: argparse.Namespace) -> tuple[Request, Path, dict[str, Any], li
     try:
         plan = Plan(load_config_dict(config))
         plan.check()
-    except ValueError as err:
-        raise InputError(outdir / CONFIG, f"the generated config is refused: "
-                                          f"{str(err).splitlines()[0]}") from None
-    contents = None if docids is None else {"docids": "".join(f"{d}\n" for d in docids)
-                                           .encode("utf-8")}
+    except ValueError as err:  # the config is not written: name what made it
+        raise InputError("phenomt evaluate", f"the options make a config the workflow "
+                                             f"refuses: {str(err).splitlines()[0]}") from None
+    # the copies of the test set and the systems: the bytes the checks read
+    contents = {item.role: testset.raw[item.original] for item in copies
+                if item.original in testset.raw
+                and item.role in ("source", "reference", *map(_hyp_role, dict(request.hyps)))}
+    if docids is not None:
+        contents["docids"] = "".join(f"{d}\n" for d in docids).encode("utf-8")
     return request, outdir, {"config": config, "plan": plan, "copies": copies,
-                             "contents": contents, "lines": len(testset.references),
+                             "contents": contents, "digests": digests,
+                             "lines": len(testset.references),
                              "documents": None if docids is None else len(dict.fromkeys(docids))
                              }, warnings
 
@@ -565,11 +670,12 @@ def _evaluate(args: argparse.Namespace) -> int:
         request, outdir, prepared, warnings = prepare(args)
         for warning in warnings:
             print(f"phenomt: warning: {warning}", file=sys.stderr)
-        # Every check has passed: only from here on is anything written.
+        # Every check has passed: only from here on is anything written (the copies first:
+        # a file changed since it was checked is refused before any is written).
+        copies = prepared["copies"]
+        inputs.sync(copies, prepared["contents"], prepared["digests"])
         if served is not None:
             served.keep_log = outdir / JOBSERVER_LOG
-        copies = prepared["copies"]
-        inputs.sync(copies, prepared["contents"])
         inputs.write_origins(outdir, copies)
         config, lines = prepared["config"], prepared["lines"]
         with atomic_write(outdir / CONFIG) as handle:
@@ -666,12 +772,12 @@ def parse_cache(args: argparse.Namespace) -> str:
     if args.no_cache:
         return ""
     if args.cache_dir is not None:
-        return str(Path(args.cache_dir).expanduser().resolve())
+        return str(checks.resolve(args.cache_dir))
     if CACHE_ENV in os.environ:
         given = os.environ[CACHE_ENV]
-        return str(Path(given).expanduser().resolve()) if given else ""
+        return str(checks.resolve(given)) if given else ""
     home = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return str(Path(home).expanduser().resolve() / "phenomt")
+    return str(checks.resolve(home) / "phenomt")
 
 
 EVALUATE_HELP = """Score your own system outputs on any test set: every metric that applies, with

@@ -9,15 +9,20 @@ language compared with ``--langs``. A failed check raises :class:`InputError` na
 from __future__ import annotations
 
 import argparse
+import errno
+import gzip
+import io
 import os
 import re
+import stat
+import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from phenomt.core import langcheck
 from phenomt.core.io import InputError
-from phenomt.plan.systems import RESERVED_SYSTEM_NAMES
+from phenomt.plan.systems import MQM_DIR, RESERVED_SYSTEM_NAMES
 from phenomt.systems.outputs import check_line_count, empty_lines, read_text
 
 #: A system name: a letter or digit first, then letters, digits, ``_``, ``+`` or ``-``; at
@@ -26,6 +31,12 @@ NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_+-]{0,63}")
 #: A test set's name: the same, with inner dots as in the catalog's ``newstest2021.de-en``.
 TESTSET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_+-]*(\.[A-Za-z0-9_+-]+)*")
 NAME_RULE = "a letter or digit, then letters, digits, '_', '+' or '-' (at most 64)"
+#: Test-set names the workflow keeps for itself: the folder of the MQM sets, the training
+#: corpus.
+RESERVED_TESTSET_NAMES = (MQM_DIR, "train")
+#: Characters a path that becomes a Snakemake input cannot hold: Snakemake reads them as
+#: wildcards.
+WILDCARD_CHARS = "{}"
 #: Fewer resamples than this give intervals whose 2.5% and 97.5% percentiles rest on one
 #: or two resamples each.
 MIN_SAMPLES = 100
@@ -47,7 +58,51 @@ def testset_name(text: str) -> str:
     if len(text) > 64 or not TESTSET_NAME.fullmatch(text):
         raise argparse.ArgumentTypeError(f"invalid test-set name {text!r}: use {NAME_RULE}, "
                                          "with dots between parts")
+    if text in RESERVED_TESTSET_NAMES:
+        raise argparse.ArgumentTypeError(
+            f"invalid test-set name {text!r}: {', '.join(map(repr, RESERVED_TESTSET_NAMES))} "
+            "are folders and corpora of the workflow's own; choose another name")
     return text
+
+
+def resolve(path: str | os.PathLike[str]) -> Path:
+    """``path`` made absolute with its links followed; a symlink loop or a name the system
+    refuses (too long) raises InputError naming the path."""
+    try:
+        return Path(path).expanduser().resolve()
+    except RuntimeError:  # Path.resolve's "Symlink loop from ..."
+        raise InputError(path, "symlink loop: the link points back at itself") from None
+    except OSError as err:
+        raise InputError(path, err.strerror or str(err)) from None
+
+
+def kind(path: Path) -> str:
+    """``"file"``, ``"dir"``, ``"other"`` or ``"missing"``; a path the system cannot look
+    up (a name too long, a symlink loop, no permission) raises InputError naming it."""
+    try:
+        mode = path.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return "missing"
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise InputError(path, "symlink loop: the link points back at itself") from None
+        raise InputError(path, err.strerror or str(err)) from None
+    return "file" if stat.S_ISREG(mode) else "dir" if stat.S_ISDIR(mode) else "other"
+
+
+def require_file(path: Path) -> None:
+    """Refuse ``path`` unless it is a file (missing, a folder, unreadable name)."""
+    found = kind(path)
+    if found != "file":
+        raise InputError(path, "no such file" if found == "missing" else "not a file")
+
+
+def no_wildcards(path: Path, option: str) -> None:
+    """Refuse a path that becomes a Snakemake input as it is but holds ``{`` or ``}``."""
+    if any(char in str(path) for char in WILDCARD_CHARS):
+        raise InputError(path, f"{option}: a path with '{{' or '}}' cannot be used (the "
+                               "workflow reads braces in its paths as wildcards); rename it "
+                               "or give one without")
 
 
 def samples(text: str) -> int:
@@ -83,16 +138,20 @@ def check_outdir(outdir: Path) -> None:
     evaluation holds (checked first: that message must not hide behind another)."""
     from phenomt.core.io import run_lock_holder
 
-    holder = run_lock_holder(outdir / "results") if outdir.is_dir() else None
+    found = kind(outdir)
+    holder = run_lock_holder(outdir / "results") if found == "dir" else None
     if holder:
         raise InputError(outdir, f"in use by a running evaluation ({holder}): wait for it to "
                                  "finish or give another --outdir")
-    if outdir.exists() and not outdir.is_dir():
+    if found not in ("dir", "missing"):
         raise InputError(outdir, "is a file, not a folder: give another --outdir")
+    # Every path of the run is under the output folder: a brace in it would be a wildcard
+    # of every rule that reads or writes there.
+    no_wildcards(outdir, "--outdir")
     existing = outdir
-    while not existing.exists():
+    while kind(existing) == "missing":
         existing = existing.parent
-    if not existing.is_dir():
+    if kind(existing) != "dir":
         raise InputError(existing, "is a file, so --outdir cannot be made inside it")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise InputError(existing, "is not writable: give an --outdir you can write to")
@@ -107,37 +166,118 @@ def check_unique(values: Sequence[str], option: str) -> None:
 
 @dataclass(frozen=True)
 class TestSet:
-    """The lines of a checked test set and its systems."""
+    """The lines of a checked test set and its systems, and the bytes of every file they
+    were read from (``raw``: the bytes a copy of the file must hold, read once)."""
 
     sources: list[str]
     references: list[str]
     hyps: dict[str, list[str]]
+    raw: dict[Path, bytes] = field(default_factory=dict, repr=False)
+
+
+_BOM = b"\xef\xbb\xbf"
+_GZIP = b"\x1f\x8b"
+#: C0 and C1 control characters (Unicode category Cc) but the tab, which the corpus
+#: cleaning turns into a space and the metrics' tokenisers read as one.
+_CONTROLS = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+
+
+def decode_lines(path: Path, data: bytes) -> list[str]:
+    """The lines of ``data``, the bytes of ``path``, read as strictly as
+    :func:`phenomt.core.io.read_text` reads the file (gzip by its magic bytes, no BOM, no
+    carriage return, UTF-8), with the same errors naming the file and line."""
+    if data.startswith(_GZIP):
+        try:
+            data = gzip.decompress(data)
+        except (EOFError, gzip.BadGzipFile, zlib.error) as err:
+            raise InputError(path, f"starts like a gzip file but cannot be read as one "
+                                   f"({err})") from None
+    lines = []
+    for number, raw in enumerate(io.BytesIO(data), start=1):
+        if number == 1 and raw.startswith(_BOM):
+            raise InputError(path, "starts with a UTF-8 byte-order mark; remove it", 1)
+        body = raw[:-1] if raw.endswith(b"\n") else raw
+        if b"\r" in body:
+            raise InputError(path, "carriage return (CR) found: the file has Windows or old "
+                                   "Mac line endings; convert it to LF line endings", number)
+        try:
+            lines.append(body.decode("utf-8"))
+        except UnicodeDecodeError as err:
+            raise InputError(path, f"invalid UTF-8 at byte {err.start} of the line",
+                             number) from None
+    return lines
+
+
+def read_checked(path: Path) -> tuple[list[str], bytes]:
+    """The lines of a file and the bytes they were decoded from, read once (a file that
+    changes afterwards cannot change what was checked)."""
+    require_file(path)
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise InputError(path, err.strerror or str(err)) from None
+    return decode_lines(path, data), data
+
+
+def check_controls(path: Path, lines: Sequence[str]) -> None:
+    """Refuse a control character (C0 or C1, but the tab): invisible, it would make a line
+    that looks like text empty after the corpus cleaning, or score a hypothesis differently
+    from its reference; errors name the file, line and column."""
+    for number, line in enumerate(lines, start=1):
+        found = _CONTROLS.search(line)
+        if found:
+            raise InputError(path, f"control character U+{ord(found.group()):04X} at column "
+                                   f"{found.start() + 1}: remove it (only the tab is allowed)",
+                             number)
 
 
 def check_files(src: Path, ref: Path, hyps: Sequence[tuple[str, Path]]) -> TestSet:
-    """Read and check every file: present, UTF-8, LF endings, no BOM, a test set of at least
-    one line with no empty source or reference line, every file as long as the reference,
-    distinct system names. Errors name the file and line."""
+    """Read and check every file: present, UTF-8, LF endings, no BOM, no control character
+    but the tab, a test set of at least one line with no empty source or reference line,
+    every file as long as the reference, distinct system names. Errors name the file and
+    line. Each file is read once; its bytes are kept in the result's ``raw``."""
     for path in (src, ref, *(p for _, p in hyps)):
-        if not path.is_file():
-            raise InputError(path, "no such file" if not path.exists() else "not a file")
-    references = read_text(ref)
+        require_file(path)
+    raw: dict[Path, bytes] = {}
+
+    def read(path: Path) -> list[str]:
+        if path in raw:
+            return decode_lines(path, raw[path])
+        lines, raw[path] = read_checked(path)
+        return lines
+
+    references = read(ref)
     if not references:
         raise InputError(ref, "empty file: the test set needs at least one line")
-    sources = read_text(src)
+    sources = read(src)
     check_line_count(src, len(sources), len(references), ref)
     for path, lines in ((src, sources), (ref, references)):
         empty = empty_lines(lines)
         if empty:
             raise InputError(path, "empty line: every source and reference line needs text",
                              empty[0])
+        check_controls(path, lines)
     check_unique([name for name, _ in hyps], "--hyp (system names)")
     outputs = {}
     for name, path in hyps:
-        lines = read_text(path)
+        lines = read(path)
         check_line_count(path, len(lines), len(references), ref)
+        check_controls(path, lines)
         outputs[name] = lines
-    return TestSet(sources, references, outputs)
+    return TestSet(sources, references, outputs, raw)
+
+
+def check_hyps(hyps: Sequence[tuple[str, Path]], reference: Sequence[str], ref: Path
+               ) -> dict[Path, bytes]:
+    """Check system outputs against a reference already read (``phenomt systems
+    evaluate``'s test set) as :func:`check_files` checks them; the bytes of each file."""
+    check_unique([name for name, _ in hyps], "--hyp (system names)")
+    raw: dict[Path, bytes] = {}
+    for _, path in hyps:
+        lines, raw[path] = read_checked(path)
+        check_line_count(path, len(lines), len(reference), ref)
+        check_controls(path, lines)
+    return raw
 
 
 def same_outputs(testset: TestSet) -> list[str]:
@@ -193,8 +333,7 @@ def read_docids(path: Path, langs: tuple[str, str], ref: Path, lines: int) -> li
     every document is one line (a file read by the wrong column) is refused."""
     from phenomt.lexcons.convert import documents_from_id_list
 
-    if not path.is_file():
-        raise InputError(path, "no such file")
+    require_file(path)
     rows = read_text(path)
     if not rows:
         raise InputError(path, "empty file: one document id a line expected")

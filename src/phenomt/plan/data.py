@@ -54,15 +54,29 @@ class DataPlan:
             raise KeyError(f"download {download!r} is a file, not a folder with a manifest")
         return os.path.join(self.root, manifest)
 
-    def fetch_tree_args(self, download: str, mirror: str | None) -> str:
+    # The fetch rules pass no mirror: their jobs read it from $PHENOMT_MIRROR (see
+    # workflow/rules/data.smk), so that another mirror holding the same files reruns nothing.
+    def fetch_tree_args(self, download: str, mirror: str | None = None) -> str:
         spec = self.config["downloads"][download]
         return shell_args([("--url", spec["url"]), ("--mirror", mirror),
                            ("--mirror-path", spec["mirror"])])
 
-    def fetch_args(self, download: str, mirror: str | None) -> str:
+    def fetch_args(self, download: str, mirror: str | None = None) -> str:
         spec = self.config["downloads"][download]
         return shell_args([("--url", spec["url"]), ("--sha256", spec["sha256"]),
                            ("--mirror", mirror), ("--mirror-path", spec["mirror"])])
+
+    def fetch_identity(self, download: str, mirror: str | os.PathLike[str] | None) -> str:
+        """What a fetched file's content follows, for its rule's params: nothing beyond
+        :meth:`fetch_args` where a sha256 (or a folder's manifest) verifies it, or where the
+        config names a local file by its absolute path; else the mirror's file it is linked
+        to, so that another mirror reruns what it may hold other bytes of."""
+        spec = self.config["downloads"][download]
+        path = spec["mirror"]
+        if spec["sha256"] or spec.get("manifest") or not path or os.path.isabs(path) \
+                or mirror is None:
+            return ""
+        return os.path.join(str(mirror), path)
 
     # --- corpora -----------------------------------------------------------------------
     @property
