@@ -195,20 +195,26 @@ def read_text(path: str | os.PathLike[str]) -> list[str]:
     the inputs of ``phenomt score`` and ``phenomt evaluate``). A file that starts like gzip
     but is damaged or cut short is refused too.
     """
-    lines = []
     with _gzip_errors(path), open_binary(path) as handle:
-        for number, raw in enumerate(handle, start=1):
-            if number == 1 and raw.startswith(_BOM):
-                raise InputError(path, "starts with a UTF-8 byte-order mark; remove it", 1)
-            body = raw[:-1] if raw.endswith(b"\n") else raw
-            if b"\r" in body:
-                raise InputError(path, "carriage return (CR) found: the file has Windows or old "
-                                       "Mac line endings; convert it to LF line endings", number)
-            try:
-                lines.append(body.decode("utf-8"))
-            except UnicodeDecodeError as err:
-                raise InputError(path, f"invalid UTF-8 at byte {err.start} of the line",
-                                 number) from None
+        return strict_lines(path, handle)
+
+
+def strict_lines(path: str | os.PathLike[str], raw_lines: Iterable[bytes]) -> list[str]:
+    """The lines of ``raw_lines`` (the bytes of ``path``, line by line, each with its LF)
+    decoded as :func:`read_text` reads them, with its errors naming the file and line."""
+    lines = []
+    for number, raw in enumerate(raw_lines, start=1):
+        if number == 1 and raw.startswith(_BOM):
+            raise InputError(path, "starts with a UTF-8 byte-order mark; remove it", 1)
+        body = raw[:-1] if raw.endswith(b"\n") else raw
+        if b"\r" in body:
+            raise InputError(path, "carriage return (CR) found: the file has Windows or old "
+                                   "Mac line endings; convert it to LF line endings", number)
+        try:
+            lines.append(body.decode("utf-8"))
+        except UnicodeDecodeError as err:
+            raise InputError(path, f"invalid UTF-8 at byte {err.start} of the line",
+                             number) from None
     return lines
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from phenomt.core import langcheck
-from phenomt.core.io import InputError
+from phenomt.core.io import InputError, strict_lines
 from phenomt.plan.systems import MQM_DIR, RESERVED_SYSTEM_NAMES
 from phenomt.systems.outputs import check_line_count, empty_lines, read_text
 
@@ -175,7 +175,6 @@ class TestSet:
     raw: dict[Path, bytes] = field(default_factory=dict, repr=False)
 
 
-_BOM = b"\xef\xbb\xbf"
 _GZIP = b"\x1f\x8b"
 #: C0 and C1 control characters (Unicode category Cc) but the tab, which the corpus
 #: cleaning turns into a space and the metrics' tokenisers read as one.
@@ -192,20 +191,7 @@ def decode_lines(path: Path, data: bytes) -> list[str]:
         except (EOFError, gzip.BadGzipFile, zlib.error) as err:
             raise InputError(path, f"starts like a gzip file but cannot be read as one "
                                    f"({err})") from None
-    lines = []
-    for number, raw in enumerate(io.BytesIO(data), start=1):
-        if number == 1 and raw.startswith(_BOM):
-            raise InputError(path, "starts with a UTF-8 byte-order mark; remove it", 1)
-        body = raw[:-1] if raw.endswith(b"\n") else raw
-        if b"\r" in body:
-            raise InputError(path, "carriage return (CR) found: the file has Windows or old "
-                                   "Mac line endings; convert it to LF line endings", number)
-        try:
-            lines.append(body.decode("utf-8"))
-        except UnicodeDecodeError as err:
-            raise InputError(path, f"invalid UTF-8 at byte {err.start} of the line",
-                             number) from None
-    return lines
+    return strict_lines(path, io.BytesIO(data))
 
 
 def read_checked(path: Path) -> tuple[list[str], bytes]:
