@@ -19,8 +19,9 @@ empty nodes (``5.1``) are not words of the basic tree, so they count as nothing.
 A set is defined by a distance bin: *minimum* bins ``≥k`` (``≥0`` is "All") or *exact* bins
 ``=k``. A sentence is selected when at least one of its instances falls in the bin. The paper's
 sets are ``≥0, ≥1, ≥2, ≥3`` and ``=0 … =5`` (:data:`LEXICAL_BINS`). The reference
-implementation's file names are off by one: the file it names ``3`` holds pairs *more than* 3
-words apart, which is ``≥4`` here; compare its file ``k`` with this module's ``≥k+1``.
+implementation keeps a pair when ``|i - j| > k``, at least ``k`` words between them: its file
+``k`` is this module's ``≥k`` (its unsuffixed file, ``k = 1``, the paper's d ≥ 1), its
+"exactly" file ``k`` this module's ``=k``.
 
 **Reordering LDD** sets come from a word alignment in Pharaoh format (``i-j``, 0-based source
 and target token indices, tokens split on whitespace): a sentence pair is kept when some aligned

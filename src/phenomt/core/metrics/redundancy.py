@@ -29,9 +29,14 @@ Definitions, for an output Y = y_0 ... y_{n-1} (positions are 0-based here):
      of that entry. The identical entry is used first; otherwise the first synonym entry with
      quota, in order of first appearance in the source, then the reference.
 
-* **Case.** Tokens are compared as strings, so case matters by default ("Tonight" and "tonight"
-  differ, as in the paper). ``lowercase=True`` (CLI ``--ignore-case``) folds every token (output,
-  source, reference, stopwords, and the keys of the embedding table) to lower case first.
+* **Case.** Tokens are compared as strings (the paper's y_i = y_j), so case matters by default:
+  "Tonight" and "tonight" are redundant only as synonyms, where embeddings are given and their
+  vectors are close. The paper's Table 1 counts "Tonight I ate pizza tonight." as a
+  discontinuous repetition, which string equality alone does not give: it either folds case
+  or relies on its embedding synonyms, and it does not say which; we keep the formula's
+  equality. ``lowercase=True`` (CLI ``--ignore-case``) is the other reading: it folds every
+  token (output, source, reference, stopwords, and the keys of the embedding table) to lower
+  case first.
 * **Tokens.** BPE level by default: a line is split on whitespace and ``@@`` continuation markers
   stay part of the tokens, so "pi@@ zza" is two tokens. Word level (``level="word"``) first joins
   subword-nmt continuations ("pi@@ zza" -> "pizza"). Output, source, reference, stopword corpus
