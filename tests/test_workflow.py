@@ -76,7 +76,8 @@ def test_tiny_pipeline_end_to_end(tiny_run):
     bleu = _numbers(tables / "bleu.csv", "BLEU")
     assert len(bleu) == 4 and all(0 <= b <= 100 for b in bleu)  # De-En, En-De, Zh-En x 2
     md = (tables / "bleu.md").read_text()
-    assert re.search(r"nrefs:1\|case:mixed\|eff:no\|tok:13a", md)
+    # in a Markdown cell the signature's | are escaped (\|), or they would end the cell
+    assert re.search(r"nrefs:1\\\|case:mixed\\\|eff:no\\\|tok:13a", md)
     assert "50 updates" in md
     sentences = _numbers(tables / "corpus_stats.csv", "sentences")
     declared = yaml.safe_load(config.read_text())["corpora"]

@@ -12,9 +12,9 @@ row for a segment without errors. Every system is annotated on the same segments
   column and a rate, over the systems present in both; with n, ρ and the two-sided p, and
   that p Holm-adjusted over all the correlations of a record (``p_holm``: one table shows
   them together, every metric against every category). The p is a permutation test
-  (``scipy.stats.permutation_test``): the share of pairings of the metric values with the
-  rates whose |ρ| is at least the observed one, exact over all n! pairings up to
-  :data:`EXACT_UP_TO` systems and a seeded Monte Carlo estimate above. It covers the
+  (:func:`phenomt.core.metrics.resample.rank_permutation_p`): the share of pairings of the
+  metric values with the rates whose |ρ| is at least the observed one, exact over all n!
+  pairings up to :data:`EXACT_UP_TO` systems and a seeded Monte Carlo estimate above. It covers the
   annotated systems only (they are no sample of systems), and unlike the t-approximation of
   ``spearmanr`` it is right for the few systems an MQM set has: ρ = 1 from 3 systems has
   p = 2/6, not 0. With
@@ -30,14 +30,11 @@ import os
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from phenomt.core.io import InputError
+from phenomt.core.metrics import resample
 from phenomt.core.metrics.resample import holm
 from phenomt.systems.outputs import read_text
-
-if TYPE_CHECKING:
-    import numpy as np
 
 RELEVANT_CATEGORIES = ("Terminology/Inconsistent use of terminology", "Fluency/Inconsistency",
                        "Accuracy/Addition")
@@ -139,17 +136,6 @@ def p_method(n: int) -> str:
             f"{n} systems (seed {PERMUTATION_SEED})")
 
 
-def _standard_ranks(values: Sequence[float]) -> np.ndarray:
-    """Average ranks (ties share theirs), centred and scaled to unit length: the dot product of
-    two such vectors is Spearman's ρ, computed at once for every permutation."""
-    import numpy as np
-    from scipy.stats import rankdata
-
-    ranks = rankdata(values)
-    ranks = ranks - ranks.mean()
-    return ranks / np.sqrt(ranks @ ranks)
-
-
 def rank_correlation(metric: Mapping[str, float | None], rate: Mapping[str, float],
                      weak_below: int = WEAK_BELOW) -> dict:
     """Spearman's ρ across the systems that have both a metric value and a rate, and its
@@ -159,8 +145,7 @@ def rank_correlation(metric: Mapping[str, float | None], rate: Mapping[str, floa
     ρ and p are ``None`` when fewer than 3 systems match or either side is constant (no ranking
     to correlate), and the reason is given.
     """
-    import numpy as np
-    from scipy.stats import permutation_test, spearmanr
+    from scipy.stats import spearmanr
 
     systems = sorted(s for s in rate if s in metric and metric[s] is not None
                      and not math.isnan(metric[s]))
@@ -173,21 +158,11 @@ def rank_correlation(metric: Mapping[str, float | None], rate: Mapping[str, floa
     elif len(set(xs)) == 1 or len(set(ys)) == 1:
         record["reason"] = "constant " + ("metric" if len(set(xs)) == 1 else "rate")
     else:
-        y = _standard_ranks(ys)
-
-        def abs_rho(x: np.ndarray, axis: int) -> np.ndarray:
-            return np.abs(np.sum(x * y, axis=axis))
-
         exact = len(systems) <= EXACT_UP_TO
-        # One sample with 'pairings': the metric's ranks are permuted against the fixed rates'
-        # (n! orderings; two samples would permute both, (n!)^2). Two-sided as |ρ| >= |ρ_obs|,
-        # which stays right when ties make the null distribution asymmetric.
-        result = permutation_test((_standard_ranks(xs),), abs_rho, permutation_type="pairings",
-                                  vectorized=True, alternative="greater",
-                                  n_resamples=np.inf if exact else MONTE_CARLO_RESAMPLES,
-                                  random_state=PERMUTATION_SEED)
+        p = resample.rank_permutation_p(xs, ys, None if exact else MONTE_CARLO_RESAMPLES,
+                                        PERMUTATION_SEED)
         record["rho"] = float(spearmanr(xs, ys).statistic)
-        record["p"] = float(result.pvalue)
+        record["p"] = p
         record["p_method"] = "exact permutation" if exact else "monte carlo permutation"
     return record
 

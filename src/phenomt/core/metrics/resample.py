@@ -553,3 +553,34 @@ class Resampler:
         observed = observed_a - observed_b
         return Comparison(float(observed_a), float(observed_b), float(observed), low, high,
                           _p_value(spread, observed), spread=spread)
+
+
+def _standard_ranks(values: Sequence[float]) -> np.ndarray:
+    """Average ranks (ties share theirs), centred and scaled to unit length: the dot product of
+    two such vectors is Spearman's rho, computed at once for every permutation."""
+    from scipy.stats import rankdata
+
+    ranks = rankdata(values)
+    ranks = ranks - ranks.mean()
+    return ranks / np.sqrt(ranks @ ranks)
+
+
+def rank_permutation_p(xs: Sequence[float], ys: Sequence[float], resamples: int | None,
+                       seed: int) -> float:
+    """Two-sided permutation p of Spearman's rho between ``xs`` and ``ys``: the share of
+    pairings of the xs with the fixed ys whose |rho| is at least the observed (scipy's
+    ``permutation_test``; ``resamples`` None: exact over all n! pairings, else that many
+    seeded random ones). |rho| >= |rho_obs| stays two-sided when ties make the null
+    distribution asymmetric. One sample with 'pairings': permuting both would be (n!)^2."""
+    from scipy.stats import permutation_test
+
+    y = _standard_ranks(ys)
+
+    def abs_rho(x: np.ndarray, axis: int) -> np.ndarray:
+        return np.abs(np.sum(x * y, axis=axis))
+
+    result = permutation_test((_standard_ranks(xs),), abs_rho, permutation_type="pairings",
+                              vectorized=True, alternative="greater",
+                              n_resamples=np.inf if resamples is None else resamples,
+                              random_state=seed)
+    return float(result.pvalue)
