@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import io
 import json
 import os
 import re
@@ -197,6 +198,15 @@ def read_text(path: str | os.PathLike[str]) -> list[str]:
     """
     with _gzip_errors(path), open_binary(path) as handle:
         return strict_lines(path, handle)
+
+
+def decode_text(path: str | os.PathLike[str], data: bytes) -> list[str]:
+    """The lines of ``data``, the bytes of the file ``path`` (gzip by its magic bytes), read
+    as :func:`read_text` reads the file, with its errors: for bytes already read once."""
+    with _gzip_errors(path):
+        if data.startswith(b"\x1f\x8b"):
+            data = gzip.decompress(data)
+    return strict_lines(path, io.BytesIO(data))
 
 
 def strict_lines(path: str | os.PathLike[str], raw_lines: Iterable[bytes]) -> list[str]:

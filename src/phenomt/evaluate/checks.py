@@ -10,18 +10,15 @@ from __future__ import annotations
 
 import argparse
 import errno
-import gzip
-import io
 import os
 import re
 import stat
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from phenomt.core import langcheck
-from phenomt.core.io import InputError, strict_lines
+from phenomt.core.io import InputError, decode_text
 from phenomt.plan.systems import MQM_DIR, RESERVED_SYSTEM_NAMES
 from phenomt.systems.outputs import check_line_count, empty_lines, read_text
 
@@ -175,23 +172,9 @@ class TestSet:
     raw: dict[Path, bytes] = field(default_factory=dict, repr=False)
 
 
-_GZIP = b"\x1f\x8b"
 #: C0 and C1 control characters (Unicode category Cc) but the tab, which the corpus
 #: cleaning turns into a space and the metrics' tokenisers read as one.
 _CONTROLS = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
-
-
-def decode_lines(path: Path, data: bytes) -> list[str]:
-    """The lines of ``data``, the bytes of ``path``, read as strictly as
-    :func:`phenomt.core.io.read_text` reads the file (gzip by its magic bytes, no BOM, no
-    carriage return, UTF-8), with the same errors naming the file and line."""
-    if data.startswith(_GZIP):
-        try:
-            data = gzip.decompress(data)
-        except (EOFError, gzip.BadGzipFile, zlib.error) as err:
-            raise InputError(path, f"starts like a gzip file but cannot be read as one "
-                                   f"({err})") from None
-    return strict_lines(path, io.BytesIO(data))
 
 
 def read_checked(path: Path) -> tuple[list[str], bytes]:
@@ -202,7 +185,7 @@ def read_checked(path: Path) -> tuple[list[str], bytes]:
         data = path.read_bytes()
     except OSError as err:
         raise InputError(path, err.strerror or str(err)) from None
-    return decode_lines(path, data), data
+    return decode_text(path, data), data
 
 
 def check_controls(path: Path, lines: Sequence[str]) -> None:
@@ -228,7 +211,7 @@ def check_files(src: Path, ref: Path, hyps: Sequence[tuple[str, Path]]) -> TestS
 
     def read(path: Path) -> list[str]:
         if path in raw:
-            return decode_lines(path, raw[path])
+            return decode_text(path, raw[path])
         lines, raw[path] = read_checked(path)
         return lines
 
@@ -246,10 +229,8 @@ def check_files(src: Path, ref: Path, hyps: Sequence[tuple[str, Path]]) -> TestS
     check_unique([name for name, _ in hyps], "--hyp (system names)")
     outputs = {}
     for name, path in hyps:
-        lines = read(path)
-        check_line_count(path, len(lines), len(references), ref)
-        check_controls(path, lines)
-        outputs[name] = lines
+        outputs[name] = lines = read(path)
+        _check_hyp(path, lines, references, ref)
     return TestSet(sources, references, outputs, raw)
 
 
@@ -261,9 +242,14 @@ def check_hyps(hyps: Sequence[tuple[str, Path]], reference: Sequence[str], ref: 
     raw: dict[Path, bytes] = {}
     for _, path in hyps:
         lines, raw[path] = read_checked(path)
-        check_line_count(path, len(lines), len(reference), ref)
-        check_controls(path, lines)
+        _check_hyp(path, lines, reference, ref)
     return raw
+
+
+def _check_hyp(path: Path, lines: Sequence[str], reference: Sequence[str], ref: Path) -> None:
+    """A system output's checks once read: as long as the reference, no control character."""
+    check_line_count(path, len(lines), len(reference), ref)
+    check_controls(path, lines)
 
 
 def same_outputs(testset: TestSet) -> list[str]:
