@@ -46,6 +46,7 @@ from phenomt.plan.config import read_catalog
 from phenomt.plan.documents import REFERENCE
 from phenomt.systems.challenge import MIN_INTERVAL_SENTENCES
 from phenomt.systems.mqm import read_mqm
+from phenomt.systems.outputs import check_line_count
 from phenomt.systems.scores import METRIC_KEYS, metric_keys
 
 __all__ = ["CONFIG", "MIN_SAMPLES", "Request", "check_inputs", "evaluate_config",
@@ -114,8 +115,7 @@ def _run_checked(args: argparse.Namespace) -> int:
     with_systems(deepcopy(config), args.testset, args.hyp)
     plan = Plan(load_config_dict(config, configfile))
     ref = workdir / plan.systems.reference(args.testset)
-    for _, path in args.hyp:
-        checks.check_controls(path, checks.read_checked(path)[0])
+    read = checks.read_outputs(args.hyp)  # before the reference's job: nothing runs on bad files
     if checks.kind(ref) != "file":
         # The test set's reference is made by the pipeline: prepare it (the configured
         # pipeline's own job, which no system file changes) to count the lines against.
@@ -123,7 +123,10 @@ def _run_checked(args: argparse.Namespace) -> int:
                                 [plan.systems.reference(args.testset)])
         if status != 0:
             return status
-    raw = checks.check_hyps(args.hyp, checks.read_checked(ref)[0], ref)
+    references = checks.read_checked(ref)[0]
+    for path, (lines, _) in read.items():
+        check_line_count(path, len(lines), len(references), ref)
+    raw = {path: data for path, (_, data) in read.items()}
     # The workflow reads content-synced copies (see phenomt.evaluate.inputs), so that a
     # changed file is scored again whatever its time; paths relative to the working folder.
     copies = inputs.plan_copies(workdir / plan.out / "evaluate",

@@ -229,27 +229,23 @@ def check_files(src: Path, ref: Path, hyps: Sequence[tuple[str, Path]]) -> TestS
     check_unique([name for name, _ in hyps], "--hyp (system names)")
     outputs = {}
     for name, path in hyps:
-        outputs[name] = lines = read(path)
-        _check_hyp(path, lines, references, ref)
+        lines = read(path)
+        check_line_count(path, len(lines), len(references), ref)
+        check_controls(path, lines)
+        outputs[name] = lines
     return TestSet(sources, references, outputs, raw)
 
 
-def check_hyps(hyps: Sequence[tuple[str, Path]], reference: Sequence[str], ref: Path
-               ) -> dict[Path, bytes]:
-    """Check system outputs against a reference already read (``phenomt systems
-    evaluate``'s test set) as :func:`check_files` checks them; the bytes of each file."""
-    check_unique([name for name, _ in hyps], "--hyp (system names)")
-    raw: dict[Path, bytes] = {}
+def read_outputs(hyps: Sequence[tuple[str, Path]]) -> dict[Path, tuple[list[str], bytes]]:
+    """Each system output read once and checked as :func:`check_files` checks it before its
+    line count (``phenomt systems evaluate``, whose reference may still have to be made):
+    its lines and the bytes they were decoded from, by path."""
+    found: dict[Path, tuple[list[str], bytes]] = {}
     for _, path in hyps:
-        lines, raw[path] = read_checked(path)
-        _check_hyp(path, lines, reference, ref)
-    return raw
-
-
-def _check_hyp(path: Path, lines: Sequence[str], reference: Sequence[str], ref: Path) -> None:
-    """A system output's checks once read: as long as the reference, no control character."""
-    check_line_count(path, len(lines), len(reference), ref)
-    check_controls(path, lines)
+        if path not in found:
+            lines, data = found[path] = read_checked(path)
+            check_controls(path, lines)
+    return found
 
 
 def same_outputs(testset: TestSet) -> list[str]:
