@@ -129,6 +129,34 @@ def test_normalise_drops_function_words_and_punctuation_and_stems():
     assert ltcr.normalise(["of", "the", ","], stem, words) == ()
 
 
+@pytest.mark.parametrize(("tokens", "expected"), [
+    (["US"], ("us",)),            # an acronym, not the pronoun "us"
+    (["the", "US"], ("us",)),
+    (["IT", "firms"], ("it", "firm")),
+    (["it"], ()),                 # the pronoun
+    (["I"], ()),                  # one capital letter is no acronym
+    (["€"], ("€",)),              # a currency sign translates 欧元
+    (["$", "5"], ("$", "5")),
+    (["%"], ()),                  # punctuation (Unicode category Po)
+    (["U.S."], ("u.s.",)),
+    (["would"], ()),              # only function words: unjudged (see normalise)
+])
+def test_normalise_keeps_acronyms_and_currency_signs(tokens, expected):
+    stem = ltcr.make_stemmer("porter")
+    assert ltcr.normalise(tokens, stem, ltcr.load_function_words()) == expected
+
+
+def test_an_acronym_and_its_spelling_as_a_pronoun_are_judged_as_written():
+    """美国 translated "US" twice is consistent; before acronyms were kept, "US" fell into
+    the function word "us" and the pair went unjudged."""
+    stem = ltcr.make_stemmer("porter")
+    words = ltcr.load_function_words()
+    pair = ltcr.Pair(0, (0, 0), (1, 0), "NOUN", True, True)
+    translations = {(0, (0, 0)): ltcr.normalise(["the", "US"], stem, words),
+                    (0, (1, 0)): ltcr.normalise(["US"], stem, words)}
+    assert ltcr.judge([pair], translations) == [True]
+
+
 def test_judge_marks_empty_translations_unjudged():
     pairs = [ltcr.Pair(0, (0, 0), (1, 0), "NOUN", True, False),
              ltcr.Pair(0, (0, 0), (1, 1), "NOUN", True, True)]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -24,6 +25,16 @@ if TYPE_CHECKING:
     from sacremoses import MosesPunctNormalizer, MosesTokenizer
 
 CASINGS = ("none", "lower", "truecase")
+
+
+def is_punctuation(token: str) -> bool:
+    """Whether every character of ``token`` is Unicode punctuation (categories ``P*``).
+
+    Symbols (``$``, ``€``, ``+``: categories ``S*``) are not punctuation, since a currency
+    sign translates a word; ``%`` and ``&`` are.
+    """
+    return bool(token) and all(unicodedata.category(ch).startswith("P") for ch in token)
+
 _CJK = {"zh", "ja"}
 
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +37,7 @@ from phenomt.core.cliargs import non_negative_int
 from phenomt.core.io import InputError, atomic_write, read_lines, write_json
 from phenomt.core.lazy import pandas as pd
 from phenomt.core.tables import json_path, table_record, write_markdown
+from phenomt.core.text import is_punctuation
 from phenomt.ldd.extract import DEFAULT_REORDER_DISTANCE, parse_alignment
 
 if TYPE_CHECKING:
@@ -57,14 +57,6 @@ DEFAULT_PAPER_SET = "news/de-en"
 COLUMNS: tuple[str, ...] = ("d", "alignment", "punctuation", "comparison", "selected",
                             "pairs", "percent", "paper")
 NO_LINKS = -1  # maximum distance of a pair without links: never selected
-
-
-def is_punctuation(token: str) -> bool:
-    """Whether every character of ``token`` is Unicode punctuation (categories ``P*``).
-
-    Symbols (``$``, ``€``, ``+``: categories ``S*``) are not punctuation; ``%`` and ``&`` are.
-    """
-    return bool(token) and all(unicodedata.category(ch).startswith("P") for ch in token)
 
 
 def intersection(forward: Iterable[Link], reverse: Iterable[Link]) -> Links:

@@ -7,8 +7,12 @@ Definitions:
   occurring k times gives k(k-1)/2 pairs. Which pairs are scored is decided by the caller:
   L-All takes every pair of repeated content words, L-Anno the pairs inside annotated chains.
 * The **translation of an occurrence** is the set of hypothesis tokens aligned to it, in
-  hypothesis order, lower-cased, with punctuation-only tokens and English function words
-  (``data/english_function_words.txt``) dropped, each token stemmed.
+  hypothesis order, lower-cased, each token stemmed, with punctuation-only tokens dropped
+  (currency signs are kept: "€" translates 欧元) and English function words
+  (``data/english_function_words.txt``) dropped; an acronym in
+  capitals ("US") is not a function word. The paper (footnote 1, after Lyu et al.) says only
+  "same (stemmed if necessary)"; the filter keeps the aligner's links to articles and
+  prepositions from deciding a pair.
 * Two occurrences are **consistent** when their translations are equal (same stems, same
   order). A pair where either translation is empty cannot be judged: it is counted as
   *unjudged* and left out of the ratio.
@@ -37,6 +41,7 @@ import numpy as np
 from phenomt.core.io import InputError, iter_lines, write_lines
 from phenomt.core.metrics import resample
 from phenomt.core.metrics.base import Metric, register
+from phenomt.core.text import is_punctuation
 
 log = logging.getLogger(__name__)
 
@@ -113,21 +118,26 @@ def make_stemmer(name: str = DEFAULT_STEMMER) -> Stemmer:
     raise ValueError(f"unknown stemmer {name!r}; choose one of {STEMMERS}")
 
 
-def is_punctuation(token: str) -> bool:
-    """True for tokens without any letter or digit ("," "--" "$" "“")."""
-    return not any(ch.isalnum() for ch in token)
+def is_function_word(token: str, function_words: frozenset[str]) -> bool:
+    """Whether ``token`` is one of ``function_words`` (compared lower-cased), except an
+    acronym written in capitals: "US" and "IT" are names, not "us" and "it"."""
+    if len(token) > 1 and token.isupper():
+        return False
+    return token.lower() in function_words
 
 
 def normalise(tokens: Sequence[str], stemmer: Stemmer, function_words: frozenset[str]
               ) -> tuple[str, ...]:
-    """Tokens of a translation as compared: lower-cased, content only, stemmed."""
-    kept = []
-    for token in tokens:
-        low = token.lower()
-        if is_punctuation(low) or low in function_words:
-            continue
-        kept.append(stemmer.stem(low))
-    return tuple(kept)
+    """Tokens of a translation as compared: lower-cased, content only, stemmed.
+
+    A translation made only of function words ("would", "the") is empty, and its pairs
+    unjudged. Comparing such translations as they stand was measured on the released set
+    with the reference as hypothesis: 18,400 more L-All pairs judged, mostly inconsistent
+    (L-All 49.2% -> 42.0%, L-Anno 79.4% -> 77.8%), i.e. the aligner's stray links to
+    articles, not translations.
+    """
+    return tuple(stemmer.stem(token.lower()) for token in tokens
+                 if not is_punctuation(token) and not is_function_word(token, function_words))
 
 
 def aligned_targets(points: Iterable[tuple[int, int]]) -> dict[int, list[int]]:
