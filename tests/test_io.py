@@ -28,6 +28,49 @@ def test_atomic_write_replaces_old_content(tmp_path):
     assert target.read_text() == "a\nb\n"
 
 
+def test_atomic_write_refuses_a_folder_and_an_unwritable_place(tmp_path):
+    with pytest.raises(InputError, match=r"is a folder; give a file name"):
+        write_lines(tmp_path, ["x"])
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(InputError, match=r"file/out\.txt: cannot be written"):
+        write_lines(blocker / "out.txt", ["x"])
+    assert blocker.read_text() == "x"
+
+
+def test_cli_reports_unopenable_files_in_one_line(tmp_path, capsys):
+    from phenomt.cli import run
+
+    (tmp_path / "h").write_text("a b\n", encoding="utf-8")
+    assert run(["score", "bleu", "--hyp", str(tmp_path / "h"), "--ref", str(tmp_path / "h"),
+                "--output", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("phenomt: error: ") and "is a folder" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_turns_an_os_error_with_a_file_name_into_one_line(monkeypatch, capsys):
+    import argparse
+
+    from phenomt import cli
+
+    def handler(args):
+        raise PermissionError(13, "Permission denied", "locked.txt")
+
+    parser = argparse.ArgumentParser()
+    parser.set_defaults(handler=handler)
+    monkeypatch.setattr(cli, "build_parser", lambda modules: parser)
+    assert cli.run([]) == 2
+    assert capsys.readouterr().err == "phenomt: error: locked.txt: Permission denied\n"
+
+    def bug(args):
+        raise OSError("no file involved")
+
+    parser.set_defaults(handler=bug)
+    with pytest.raises(OSError, match="no file involved"):  # a fault, shown in full
+        cli.run([])
+
+
 def test_invalid_utf8_names_file_and_line(tmp_path):
     path = tmp_path / "bad.txt"
     path.write_bytes(b"good\nalso good\nbad \xff byte\n")

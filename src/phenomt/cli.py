@@ -117,6 +117,12 @@ def run(argv: Sequence[str]) -> int:
     except InputError as err:
         print(f"phenomt: error: {err}", file=sys.stderr)
         return 2
+    except OSError as err:
+        # a file named on the command line that cannot be opened: one line, not a traceback
+        if err.filename is None:
+            raise
+        print(f"phenomt: error: {err.filename}: {err.strerror or err}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("phenomt: interrupted", file=sys.stderr)
         return 130

@@ -44,8 +44,13 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "w", encoding: str | 
     A killed or failing writer therefore never leaves a partial file under the final name.
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    if target.is_dir():
+        raise InputError(target, "is a folder; give a file name to write")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as err:
+        raise InputError(target, f"cannot be written: {err.strerror or err}") from err
     # mkstemp creates 0600 files; give the result the permissions a plain open() would.
     os.chmod(tmp, 0o666 & ~_UMASK)
     binary = "b" in mode
