@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 
 from phenomt.core.bpe import apply_bpe, learn_joint_bpe, remove_bpe
@@ -36,6 +38,23 @@ def test_lowercase_and_truecase(tmp_path):
         list(apply_casing(["x"], "truecase", tmp_path / "missing"))
     with pytest.raises(ValueError, match="unknown casing"):
         list(apply_casing(["x"], "upper"))
+
+
+def test_truecaser_model_appears_whole_or_not_at_all(tmp_path, monkeypatch):
+    from sacremoses import MosesTruecaser
+
+    model = tmp_path / "tc.model"
+    model.write_text("old\n", encoding="utf-8")
+
+    def killed(self, filename):
+        Path(filename).write_text("half", encoding="utf-8")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(MosesTruecaser, "save_model", killed)
+    with pytest.raises(KeyboardInterrupt):
+        learn_truecaser(["a house"], model)
+    assert model.read_text(encoding="utf-8") == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tc.model"]
 
 
 def test_postprocess_detruecases_and_detokenizes():

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
@@ -85,7 +86,14 @@ def learn_truecaser(tokenized: Iterable[str], model_path: str | Path) -> None:
 
     truecaser = MosesTruecaser()
     truecaser.train([line.split() for line in tokenized], save_to=None)
-    truecaser.save_model(str(model_path))
+    # sacremoses writes the model with a plain open(): write beside it, then rename
+    target = Path(model_path)
+    partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        truecaser.save_model(str(partial))
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 def apply_casing(lines: Iterable[str], casing: str, model: str | Path | None = None
