@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import json
+import re
 from collections.abc import Callable
 
 Handler = Callable[[argparse.Namespace], int | None]
@@ -39,6 +41,32 @@ def cosine_similarity(text: str) -> float:
     if not -1.0 <= value <= 1.0:  # also refuses nan
         raise argparse.ArgumentTypeError(f"expected a cosine similarity in [-1, 1], got {text}")
     return value
+
+
+def json_object(text: str) -> dict:
+    """A JSON object given on the command line (``--options '{"beam": 5}'``)."""
+    shown = repr(text if len(text) <= 60 else f"{text[:57]}...")  # options can be long
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise argparse.ArgumentTypeError(f"invalid JSON ({err.msg} at column {err.colno}): "
+                                         f"{shown}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"expected a JSON object, got {shown}")
+    return value
+
+
+#: A language code as the config schema's ``$defs.lang`` has it (tests hold the two equal).
+#: Codes become file names (``train.de``), so nothing else may pass: no path, no space.
+LANG_CODE = re.compile(r"[a-z]{2,3}")
+
+
+def language_code(text: str) -> str:
+    """A language code: two or three lowercase ASCII letters (``de``, ``zh``, ``src``)."""
+    if not LANG_CODE.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"expected a language code of two or three lowercase "
+                                         f"letters (e.g. de, en, zh), got {text!r}")
+    return text
 
 
 def named_file(text: str) -> tuple[str, str]:

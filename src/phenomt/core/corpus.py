@@ -32,8 +32,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from phenomt.core import layout
+from phenomt.core.cliargs import non_negative_int, positive_int
 from phenomt.core.doccontext import NO_DOCUMENT
-from phenomt.core.io import InputError, iter_lines, open_binary, write_json, write_lines
+from phenomt.core.io import (
+    InputError,
+    _gzip_errors,
+    iter_lines,
+    open_binary,
+    write_json,
+    write_lines,
+)
 
 DOCIDS_FORMATS = ("wmt_details", "n_sent", "blank_lines", "released_layout", "lines")
 _SEG = re.compile(r"<seg[^>]*>(.*)</seg>\s*$", re.IGNORECASE)
@@ -93,20 +101,26 @@ def read_tmx(path: str | Path, langs: Sequence[str]) -> list[list[str]]:
     """Segments of a TMX file for the given languages; units missing a language are skipped."""
     cols: list[list[str]] = [[] for _ in langs]
     lang_attr = "{http://www.w3.org/XML/1998/namespace}lang"
-    with open_binary(path) as handle:
-        for _, elem in ET.iterparse(handle, events=("end",)):
-            if elem.tag != "tu":
-                continue
-            found: dict[str, str] = {}
-            for tuv in elem.iter("tuv"):
-                lang = (tuv.get(lang_attr) or tuv.get("lang") or "").split("-")[0].lower()
-                seg = tuv.find("seg")
-                if seg is not None:
-                    found[lang] = "".join(seg.itertext())
-            if all(lang in found for lang in langs):
-                for slot, lang in enumerate(langs):
-                    cols[slot].append(found[lang])
-            elem.clear()
+    with _gzip_errors(path), open_binary(path) as handle:
+        try:
+            for _, elem in ET.iterparse(handle, events=("end",)):
+                if elem.tag != "tu":
+                    continue
+                found: dict[str, str] = {}
+                for tuv in elem.iter("tuv"):
+                    lang = (tuv.get(lang_attr) or tuv.get("lang") or "").split("-")[0].lower()
+                    seg = tuv.find("seg")
+                    if seg is not None:
+                        found[lang] = "".join(seg.itertext())
+                if all(lang in found for lang in langs):
+                    for slot, lang in enumerate(langs):
+                        cols[slot].append(found[lang])
+                elem.clear()
+        except ET.ParseError as err:  # a truncated or empty download, say
+            line, column = err.position
+            reason = str(err).rsplit(": line ", 1)[0]
+            raise InputError(path, f"not well-formed XML: {reason} (column {column})",
+                             line) from None
     return cols
 
 
@@ -387,7 +401,33 @@ def assemble_train(train: Sequence[Sequence[Path]], heldout: Sequence[Sequence[P
     return stats
 
 
+def _check_corpus_args(args: argparse.Namespace) -> None:
+    """Refuse option values that disagree with each other, before any file is read."""
+    langs = args.langs
+    if len(set(langs)) != len(langs):
+        raise InputError("--langs", f"a language is given twice: {' '.join(langs)}")
+    if len(args.inputs) != len(langs):
+        raise InputError("--inputs", f"{len(args.inputs)} files for the {len(langs)} languages "
+                                     f"of --langs ({' '.join(langs)}); give one per language")
+    if args.format in ("tsv", "tmx", "released_layout") and len(set(args.inputs)) > 1:
+        raise InputError("--inputs", f"format {args.format} reads one file: give the same file "
+                                     "for every language")
+    if args.format == "tsv" and not args.columns:
+        raise InputError("--columns", "format tsv needs a column per language")
+    if args.columns and len(args.columns) != len(langs):
+        raise InputError("--columns", f"{len(args.columns)} columns for the {len(langs)} "
+                                      f"languages of --langs ({' '.join(langs)})")
+    if (args.docids is None) != (args.docids_format is None):
+        raise InputError("--docids", "give both --docids and --docids-format, or neither")
+    for option, value in (("--documents", args.documents),
+                          ("--document-step", args.document_step)):
+        if value is not None and args.docids is None:
+            raise InputError(option, "needs the corpus's document ids: give --docids and "
+                                     "--docids-format")
+
+
 def _corpus_args(args: argparse.Namespace) -> dict:
+    _check_corpus_args(args)
     langs = args.langs
     return {
         "fmt": args.format, "langs": langs,
@@ -403,11 +443,21 @@ def _corpus_args(args: argparse.Namespace) -> dict:
 
 
 def _prepare_command(args: argparse.Namespace) -> int:
+    corpus_args = _corpus_args(args)
     if args.side:
+        if args.side not in args.langs:
+            raise InputError("--side", f"{args.side!r} is not one of --langs "
+                                       f"({' '.join(args.langs)})")
+        if not args.output:
+            raise InputError("--side", "needs --output, the file of that side")
         outputs = {args.side: Path(args.output)}
     else:
+        if len(args.outputs) != len(args.langs):
+            raise InputError("--outputs", f"{len(args.outputs)} files for the "
+                                          f"{len(args.langs)} languages of --langs "
+                                          f"({' '.join(args.langs)}); give one per language")
         outputs = {lang: Path(p) for lang, p in zip(args.langs, args.outputs, strict=True)}
-    report = prepare_corpus(outputs=outputs, report_path=Path(args.report), **_corpus_args(args))
+    report = prepare_corpus(outputs=outputs, report_path=Path(args.report), **corpus_args)
     print(f"{report.output_pairs} of {report.input_pairs} pairs kept "
           f"(empty {report.empty}, long {report.long}, dropped {report.dropped})")
     return 0
@@ -415,7 +465,7 @@ def _prepare_command(args: argparse.Namespace) -> int:
 
 def _docids_command(args: argparse.Namespace) -> int:
     if args.docids is None or args.docids_format is None:
-        raise SystemExit("corpus docids: give --docids and --docids-format")
+        raise InputError("corpus docids", "give --docids and --docids-format")
     n = prepare_docids(output=Path(args.output), **_corpus_args(args))
     print(f"{args.output}: {n} document ids")
     return 0
@@ -427,26 +477,46 @@ def _add_corpus_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--langs", nargs="+", required=True)
     p.add_argument("--inputs", nargs="+", required=True, help="one file per language "
                    "(the same file repeated for tsv/tmx)")
-    p.add_argument("--columns", nargs="+", type=int, help="tsv: 0-based column per language")
+    p.add_argument("--columns", nargs="+", type=non_negative_int,
+                   help="tsv: 0-based column per language")
     p.add_argument("--moses-escaped", action="store_true")
     p.add_argument("--empty", choices=["drop", "keep"], default="drop")
     p.add_argument("--long", choices=["drop", "keep"], default="drop")
-    p.add_argument("--max-tokens", type=int, default=250)
-    p.add_argument("--limit", type=int, help="keep only the first N pairs")
-    p.add_argument("--documents", type=int, help="keep only the first N documents "
+    # All counts at least 1 (as the config schema says): 0 would keep nothing (or, for a
+    # step, everything); a negative count counts from the end.
+    p.add_argument("--max-tokens", type=positive_int, default=250)
+    p.add_argument("--limit", type=positive_int, help="keep only the first N pairs")
+    p.add_argument("--documents", type=positive_int, help="keep only the first N documents "
                    "(needs --docids)")
-    p.add_argument("--document-step", type=int, help="keep every N-th document, the first "
-                   "included, before --documents (needs --docids)")
+    p.add_argument("--document-step", type=positive_int, help="keep every N-th document, the "
+                   "first included, before --documents (needs --docids)")
     p.add_argument("--docids", help="document ids of the corpus's lines")
     p.add_argument("--docids-format", choices=DOCIDS_FORMATS)
 
 
+def _check_pairs(option: str, files: Sequence[str]) -> None:
+    """A leftover file would be read as a corpus of its own side only."""
+    if len(files) % 2:
+        raise InputError(option, f"expected src tgt pairs of files, got {len(files)} files: "
+                                 f"{' '.join(files)}")
+
+
 def _assemble_command(args: argparse.Namespace) -> int:
     n = 2  # src and tgt files per corpus
+    _check_pairs("--train", args.train)
+    _check_pairs("--heldout", args.heldout)
+    if args.train_docids and len(args.train_docids) != len(args.train) // n:
+        raise InputError("--train-docids", f"{len(args.train_docids)} document-id files for "
+                                           f"the {len(args.train) // n} corpora of --train; "
+                                           f"give one per corpus ({NO_DOCUMENT!r} for a corpus "
+                                           "without documents)")
+    if bool(args.train_docids) != bool(args.docids_output):
+        raise InputError("--train-docids", "give both --train-docids and --docids-output, "
+                                           "or neither")
     groups = [[Path(p) for p in args.train[i:i + n]] for i in range(0, len(args.train), n)]
     held = [[Path(p) for p in args.heldout[i:i + n]] for i in range(0, len(args.heldout), n)]
     if not args.outputs and not args.docids_output:
-        raise SystemExit("corpus assemble: give --outputs, --docids-output or both")
+        raise InputError("corpus assemble", "give --outputs, --docids-output or both")
     stats = assemble_train(groups, held, [Path(p) for p in args.outputs or []],
                            [Path(p) for p in args.train_docids] if args.train_docids else None,
                            Path(args.docids_output) if args.docids_output else None)

@@ -19,7 +19,7 @@ import math
 import re
 from pathlib import Path
 
-from phenomt.core.io import InputError, atomic_write
+from phenomt.core.io import InputError, atomic_write, load_json
 
 _VALID = re.compile(r"(?:^|\| valid \| )epoch (\d+) \| valid on '[^']*' subset \|(.*)$")
 _FIELD = re.compile(r"\s*(\w+) ([-\d.e+]+|inf|nan)\s*")
@@ -110,15 +110,25 @@ def draw(records: list[dict[str, float]], title: str):
     return fig
 
 
+def model_info_records(path: str | Path) -> list[dict[str, float]]:
+    """The ``validation`` records of the JSON that ``phenomt nmt train`` writes."""
+    records = load_json(path).get("validation", [])
+    if not isinstance(records, list) or not all(
+            isinstance(r, dict) and all(isinstance(r.get(c), int | float) for c in COLUMNS)
+            for r in records):
+        raise InputError(path, "expected the JSON object of 'phenomt nmt train', whose "
+                               f"'validation' is a list of records with {', '.join(COLUMNS)}")
+    return records
+
+
 def _command(args: argparse.Namespace) -> int:
     if args.model_info:
-        import json
-
-        with open(args.model_info, encoding="utf-8") as handle:
-            records = json.load(handle).get("validation", [])
-        source = args.model_info
+        records, source = model_info_records(args.model_info), args.model_info
     else:
-        text = Path(args.log).read_text(encoding="utf-8", errors="replace")
+        try:  # a log, not strict text: an odd byte in fairseq's output is no error
+            text = Path(args.log).read_text(encoding="utf-8", errors="replace")
+        except OSError as err:
+            raise InputError(args.log, f"cannot be read ({err.strerror})") from None
         records, source = parse_validations(text), args.log
     if not records:
         raise InputError(source, "no validation records ('| valid | epoch N | valid on ...'):"

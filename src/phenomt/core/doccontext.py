@@ -176,11 +176,15 @@ def split_concat_lines(lines: Sequence[str], separator: str = DEFAULT_SEPARATOR,
 
 
 def select_documents(columns: Sequence[Sequence[str]], doc_ids: Sequence[str],
-                     source: PathLike = "<docids>") -> tuple[list[list[str]], list[str]]:
+                     source: PathLike = "<docids>",
+                     column_sources: Sequence[PathLike] | None = None
+                     ) -> tuple[list[list[str]], list[str]]:
     """The lines (of every column) that belong to a document: ids other than ``-``, which
-    marks lines of a corpus without documents in an assembled training set."""
-    for column in columns:
-        _check_lengths(column, doc_ids, "<lines>", source)
+    marks lines of a corpus without documents in an assembled training set.
+    ``column_sources`` name the columns' files in errors."""
+    names = column_sources or ["<lines>"] * len(columns)
+    for column, name in zip(columns, names, strict=True):
+        _check_lengths(column, doc_ids, name, source)
     keep = [i for i, doc in enumerate(doc_ids) if doc != NO_DOCUMENT]
     return [[column[i] for i in keep] for column in columns], [doc_ids[i] for i in keep]
 
@@ -222,7 +226,7 @@ def _select_command(args: argparse.Namespace) -> int:
     if len(args.inputs) != len(args.outputs):
         raise SystemExit("doc select: give as many --outputs as --inputs")
     columns, ids = select_documents([read_lines(p) for p in args.inputs],
-                                    read_lines(args.docids), args.docids)
+                                    read_lines(args.docids), args.docids, args.inputs)
     for path, column in zip(args.outputs, columns, strict=True):
         write_lines(path, column)
     write_lines(args.docids_output, ids)

@@ -8,16 +8,19 @@ A *mirror* is a directory holding files under the same relative paths the config
 from __future__ import annotations
 
 import argparse
+import gzip
 import hashlib
+import http.client
 import logging
+import lzma
 import os
-import shutil
 import tarfile
 import urllib.request
 import zipfile
+import zlib
 from pathlib import Path, PurePosixPath
 
-from phenomt.core.io import InputError, atomic_directory, atomic_write
+from phenomt.core.io import InputError, atomic_directory, atomic_write, read_text
 
 log = logging.getLogger(__name__)
 
@@ -93,19 +96,27 @@ def fetch(dest: str | os.PathLike[str], url: str | None, sha256: str | None = No
         raise InputError(target.name, f"cannot be fetched: {where} and no upstream URL is "
                                       f"known; {give}")
     log.info("downloading %s", url)
+    digest = hashlib.sha256()
     try:
         with urllib.request.urlopen(url, timeout=60) as response, \
                 atomic_write(target, "wb") as out:
-            shutil.copyfileobj(response, out, CHUNK)
-    except (OSError, ValueError) as err:  # URLError, HTTPError and timeouts are OSErrors
+            while chunk := response.read(CHUNK):
+                digest.update(chunk)
+                out.write(chunk)
+            # checked before atomic_write renames it: a wrong file never gets the final name
+            if sha256 and digest.hexdigest() != sha256.lower():
+                raise InputError(target, f"sha256 mismatch: expected {sha256}, got "
+                                         f"{digest.hexdigest()} (downloaded from {url})")
+    except InputError:
+        raise
+    # no scheme, a bad port or IPv6 host, a space: refused before any connection
+    except (ValueError, http.client.InvalidURL) as err:
+        raise InputError(target.name, f"{url!r} is not a valid URL ({err})") from None
+    # URLError, HTTPError and timeouts are OSErrors; IncompleteRead is an HTTPException
+    except (OSError, http.client.HTTPException) as err:
         reason = getattr(err, "reason", None) or err
         raise InputError(target.name, f"cannot be fetched from {url} ({reason}) and "
                                       f"{where}; {give} or network access") from None
-    try:
-        verify(target, sha256)
-    except InputError:
-        target.unlink()
-        raise
     return "download"
 
 
@@ -118,23 +129,23 @@ def read_manifest(path: str | os.PathLike[str]) -> list[tuple[str, str, str]]:
     """
     rows: list[tuple[str, str, str]] = []
     seen: set[str] = set()
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip() or line.startswith("#"):
-                continue
-            fields = line.rstrip("\n").split("\t")
-            if len(fields) not in (2, 3):
-                raise InputError(path, "expected 'sha256<TAB>path[<TAB>mirror path]'", number)
-            digest, rel = fields[0].lower(), fields[1]
-            if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
-                raise InputError(path, f"not a sha256: {fields[0]!r}", number)
-            pure = PurePosixPath(rel)
-            if not rel or pure.is_absolute() or ".." in pure.parts:
-                raise InputError(path, f"not a relative path inside the folder: {rel!r}", number)
-            if rel in seen:
-                raise InputError(path, f"{rel!r} is listed twice", number)
-            seen.add(rel)
-            rows.append((digest, rel, fields[2] if len(fields) == 3 else rel))
+    # read_text: a missing file, bad UTF-8 or a CR (which would end up in a path) named
+    for number, line in enumerate(read_text(path), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        fields = line.split("\t")
+        if len(fields) not in (2, 3):
+            raise InputError(path, "expected 'sha256<TAB>path[<TAB>mirror path]'", number)
+        digest, rel = fields[0].lower(), fields[1]
+        if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+            raise InputError(path, f"not a sha256: {fields[0]!r}", number)
+        pure = PurePosixPath(rel)
+        if not rel or pure.is_absolute() or ".." in pure.parts:
+            raise InputError(path, f"not a relative path inside the folder: {rel!r}", number)
+        if rel in seen:
+            raise InputError(path, f"{rel!r} is listed twice", number)
+        seen.add(rel)
+        rows.append((digest, rel, fields[2] if len(fields) == 3 else rel))
     if not rows:
         raise InputError(path, "the manifest lists no files")
     return rows
@@ -178,26 +189,32 @@ def extract(archive: str | os.PathLike[str], dest: str | os.PathLike[str]) -> li
     written. Extraction goes to a temporary folder renamed into place at the end.
     """
     source = Path(archive)
+    if not source.is_file():
+        raise InputError(source, "archive not found")
     names: list[str] = []
-    with atomic_directory(dest) as tmp:
-        if zipfile.is_zipfile(source):
-            with zipfile.ZipFile(source) as zf:
-                for info in zf.infolist():
-                    _safe_member_path(tmp, info.filename, source)
-                    names.append(info.filename)
-                zf.extractall(tmp)
-        elif tarfile.is_tarfile(source):
-            with tarfile.open(source) as tf:
-                members = tf.getmembers()
-                for member in members:
-                    _safe_member_path(tmp, member.name, source)
-                    if not (member.isfile() or member.isdir()):
-                        raise InputError(source, f"archive member is not a plain file: "
-                                                 f"{member.name!r}")
-                    names.append(member.name)
-                tf.extractall(tmp, members=members, filter="data")
-        else:
-            raise InputError(source, "not a tar or zip archive")
+    try:
+        with atomic_directory(dest) as tmp:
+            if zipfile.is_zipfile(source):
+                with zipfile.ZipFile(source) as zf:
+                    for info in zf.infolist():
+                        _safe_member_path(tmp, info.filename, source)
+                        names.append(info.filename)
+                    zf.extractall(tmp)
+            elif tarfile.is_tarfile(source):
+                with tarfile.open(source) as tf:
+                    members = tf.getmembers()
+                    for member in members:
+                        _safe_member_path(tmp, member.name, source)
+                        if not (member.isfile() or member.isdir()):
+                            raise InputError(source, f"archive member is not a plain file: "
+                                                     f"{member.name!r}")
+                        names.append(member.name)
+                    tf.extractall(tmp, members=members, filter="data")
+            else:
+                raise InputError(source, "not a tar or zip archive")
+    except (EOFError, tarfile.TarError, zipfile.BadZipFile, zlib.error, gzip.BadGzipFile,
+            lzma.LZMAError) as err:  # cut short or damaged: a partial download, say
+        raise InputError(source, f"damaged or incomplete archive ({err})") from None
     return names
 
 

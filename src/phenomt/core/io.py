@@ -96,6 +96,35 @@ _LEAF_AT = re.compile("(?m)^( *)(.*)" + re.escape(json.dumps(_LEAF.format("_")))
                       .replace("_", r"(\d+)"))
 
 
+_JSON_TYPES = {list: "an array", str: "a string", int: "a number", float: "a number",
+               bool: "true or false", type(None): "null"}
+
+
+def load_json(path: str | Path) -> dict:
+    """A JSON file whose top level is an object; an InputError naming the file (and the line
+    where there is one) when it is missing, not UTF-8, not JSON or not an object."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise InputError(path, "file not found") from None
+    except OSError as err:
+        raise InputError(path, f"cannot read: {err.strerror or err}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise InputError(path, f"not UTF-8 text (byte 0x{data[err.start]:02x}, {err.reason})",
+                         data.count(b"\n", 0, err.start) + 1) from None
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise InputError(path, f"invalid JSON: {err.msg} (column {err.colno})",
+                         err.lineno) from None
+    if not isinstance(record, dict):
+        raise InputError(path, "expected a JSON object at the top level, not "
+                               f"{_JSON_TYPES.get(type(record), type(record).__name__)}")
+    return record
+
+
 def _numbers(value: Any) -> bool:
     return isinstance(value, list) and bool(value) and all(
         type(item) in (int, float) for item in value)

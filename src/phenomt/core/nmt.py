@@ -23,10 +23,18 @@ from pathlib import Path
 from typing import Any
 
 from phenomt.core.bpe import remove_bpe
+from phenomt.core.cliargs import json_object, positive_int
 from phenomt.core.curves import parse_validations
 from phenomt.core.doccontext import current_sentence
-from phenomt.core.io import InputError, atomic_directory, atomic_write, count_lines, write_lines
-from phenomt.core.requires import import_torch, missing, require_training
+from phenomt.core.io import (
+    InputError,
+    atomic_directory,
+    atomic_write,
+    count_lines,
+    load_json,
+    write_lines,
+)
+from phenomt.core.requires import MissingTraining, import_torch, missing, require_training
 from phenomt.core.text import postprocess
 
 log = logging.getLogger(__name__)
@@ -439,15 +447,34 @@ def average_checkpoints(paths: Sequence[str | Path], output: str | Path) -> int:
     Returns the number of averaged checkpoints. Integer buffers (e.g. step counters) are
     taken from the first checkpoint.
     """
-    torch = import_torch("nmt average")
-
     if not paths:
         raise ValueError("no checkpoints to average")
-    states = []
-    for path in paths:
+    if "torch" in missing():  # a light install says so first, whatever the files
+        raise MissingTraining("nmt average", ["torch"])
+    for path in paths:  # before the import of torch (seconds), which a typo need not wait for
         if not Path(path).is_file():
             raise InputError(path, "checkpoint not found")
-        states.append(torch.load(path, map_location="cpu", weights_only=False))
+        with open(path, "rb") as handle:
+            magic = handle.read(2)
+        if magic != b"PK" and magic[:1] != b"\x80":  # torch.save's zip, or a legacy pickle
+            raise InputError(path, "not a fairseq checkpoint (a torch.save file)")
+    torch = import_torch("nmt average")
+
+    states = []
+    for path in paths:
+        try:
+            state = torch.load(path, map_location="cpu", weights_only=False)
+        except Exception as err:  # a cut zip, a bad pickle: torch raises many kinds
+            raise InputError(path, f"cannot be read as a checkpoint ({err})") from None
+        if not (isinstance(state, dict) and isinstance(state.get("model"), dict)):
+            raise InputError(path, "not a fairseq checkpoint: it has no 'model' parameters")
+        first = states[0]["model"] if states else state["model"]
+        if set(state["model"]) != set(first) or any(
+                getattr(value, "shape", None) != getattr(first[key], "shape", None)
+                for key, value in state["model"].items()):
+            raise InputError(path, f"its parameters differ in name or shape from those of "
+                                   f"{paths[0]}: not the same model")
+        states.append(state)
     averaged = states[0]
     params = averaged["model"]
     for key, value in params.items():
@@ -482,20 +509,22 @@ def _average_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _extra_args(path: str) -> list[str]:
+    extra = load_json(path).get("fairseq_model_args", [])
+    if not isinstance(extra, list):
+        raise InputError(path, "expected a JSON object whose 'fairseq_model_args' is a list")
+    return [str(a) for a in extra]
+
+
 def _train_command(args: argparse.Namespace) -> int:
-    options = json.loads(args.options)
-    extra: list[str] = []
-    if args.extra_args_file:
-        with open(args.extra_args_file, encoding="utf-8") as handle:
-            extra = [str(a) for a in json.load(handle).get("fairseq_model_args", [])]
-    train(args.data_bin, args.save_dir, args.output, options, args.seed, args.log, extra)
+    extra = _extra_args(args.extra_args_file) if args.extra_args_file else []
+    train(args.data_bin, args.save_dir, args.output, args.options, args.seed, args.log, extra)
     return 0
 
 
 def _generate_command(args: argparse.Namespace) -> int:
-    options = json.loads(args.options)
     n = generate(args.data_bin, args.model, args.source, args.output, args.tgt_lang,
-                 args.casing, options, args.seed, args.log, bpe_output=args.bpe_output,
+                 args.casing, args.options, args.seed, args.log, bpe_output=args.bpe_output,
                  concat_separator=args.concat_separator)
     print(f"{args.output}: {n} hypotheses")
     return 0
@@ -514,11 +543,33 @@ def _preprocess_command(args: argparse.Namespace) -> int:
     context = {split: prefix for split, prefix in (("train", args.context_trainpref),
                                                    ("valid", args.context_validpref),
                                                    ("test", args.context_testpref)) if prefix}
+    require_training("nmt binarize")  # a light install says so first, whatever the files
+    _check_binarize_inputs(args, context)
     preprocess(args.destdir, args.log, context=context, trainpref=args.trainpref,
                validpref=args.validpref, testpref=args.testpref, dict_dir=args.dict_dir,
                joined_dictionary=args.joined_dictionary, workers=args.workers)
     print(f"{args.destdir}: binarized")
     return 0
+
+
+def _check_binarize_inputs(args: argparse.Namespace, context: dict[str, str]) -> None:
+    """What fairseq-preprocess would fail on with a traceback in its log, named here."""
+    prefixes = {"--trainpref": args.trainpref, "--validpref": args.validpref,
+                "--testpref": args.testpref}
+    if not any(prefixes.values()):
+        raise InputError("--trainpref", "nothing to binarize: give --trainpref, --validpref "
+                                        "or --testpref")
+    if args.dict_dir and args.joined_dictionary:
+        raise InputError("--dict-dir", "a joined dictionary is built, not reused: drop "
+                                       "--dict-dir or --joined-dictionary")
+    files = [(option, f"{prefix}.{side}") for option, prefix in prefixes.items() if prefix
+             for side in ("src", "tgt")]
+    files += [(f"--context-{split}pref", f"{prefix}.ctx") for split, prefix in context.items()]
+    if args.dict_dir:
+        files += [("--dict-dir", f"{args.dict_dir}/dict.{side}.txt") for side in ("src", "tgt")]
+    for option, path in files:
+        if not Path(path).is_file():
+            raise InputError(path, f"file not found (from {option})")
 
 
 def register_cli(tree) -> None:
@@ -531,7 +582,7 @@ def register_cli(tree) -> None:
     p.add_argument("--dict-dir", help="reuse dict.src.txt and dict.tgt.txt from this folder")
     p.add_argument("--joined-dictionary", action="store_true",
                    help="one dictionary for both sides")
-    p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--workers", type=positive_int, default=1)
     p.add_argument("--text", action="store_true",
                    help="keep the test split as text for fairseq's raw dataset (the same token "
                         "ids, no fairseq-preprocess); decoding then reads it as text")
@@ -544,7 +595,8 @@ def register_cli(tree) -> None:
     p.add_argument("--data-bin", required=True)
     p.add_argument("--save-dir", required=True)
     p.add_argument("--output", required=True, help="where the best checkpoint is published")
-    p.add_argument("--options", default="{}", help="fairseq-train options as JSON")
+    p.add_argument("--options", type=json_object, default="{}",
+                   help="fairseq-train options as JSON")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--log")
     p.add_argument("--extra-args-file", help="JSON file whose 'fairseq_model_args' list is "
@@ -560,7 +612,8 @@ def register_cli(tree) -> None:
     p.add_argument("--output", required=True)
     p.add_argument("--tgt-lang", required=True)
     p.add_argument("--casing", default="none")
-    p.add_argument("--options", default="{}", help="fairseq-generate options as JSON")
+    p.add_argument("--options", type=json_object, default="{}",
+                   help="fairseq-generate options as JSON")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--log")
     p.add_argument("--bpe-output", help="also write the hypotheses as subword tokens")

@@ -264,7 +264,7 @@ def drill_html(group: dict, record: dict) -> str:
 
 def load_sentences(path: str | os.PathLike[str]) -> dict:
     """A ``phenomt systems sentences`` record."""
-    from phenomt.core.tables import load_json
+    from phenomt.core.io import load_json
 
     record = load_json(path)
     if record.get("schema") != "phenomt.systems.sentences/1":

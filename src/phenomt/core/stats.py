@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
 from phenomt.core import papers
+from phenomt.core.cliargs import json_object
 from phenomt.core.corpus import read_parallel
-from phenomt.core.io import write_json
+from phenomt.core.io import InputError, write_json
 
 THESIS = "thesis_ch3"
 _IWSLT14 = "Table 3.1"
@@ -63,10 +63,19 @@ def corpus_stats(paths: Sequence[str | Path], langs: Sequence[str]) -> dict:
     return stats
 
 
+def _paper(text: str) -> dict | None:
+    """``--paper``: a JSON object (the statistics table reads its fields by name); empty:
+    none."""
+    return json_object(text) if text else None
+
+
 def _stats_command(args: argparse.Namespace) -> int:
+    if len(args.inputs) != len(args.langs):
+        raise InputError("--langs", f"{len(args.langs)} languages for the {len(args.inputs)} "
+                                    "files of --inputs; give one per file")
     stats = corpus_stats(args.inputs, args.langs)
     stats.update({"label": args.label, "split": args.split, "langs": list(args.langs),
-                  "paper": json.loads(args.paper) if args.paper else None})
+                  "paper": args.paper})
     write_json(args.output, stats)
     return 0
 
@@ -78,6 +87,6 @@ def register_cli(tree) -> None:
     p.add_argument("--langs", nargs="+", required=True)
     p.add_argument("--label", required=True, help="corpus name shown in tables")
     p.add_argument("--split", required=True)
-    p.add_argument("--paper", help="published numbers as JSON, shown beside ours instead of "
-                                   "the thesis's (phenomt.core.stats.THESIS_CORPORA)")
+    p.add_argument("--paper", type=_paper, help="published numbers as JSON, shown beside ours "
+                   "instead of the thesis's (phenomt.core.stats.THESIS_CORPORA)")
     p.add_argument("--output", required=True)

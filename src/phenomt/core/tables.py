@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import re
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
 from phenomt.core import papers
-from phenomt.core.io import InputError, atomic_write, write_json
+from phenomt.core.cliargs import json_object
+from phenomt.core.io import InputError, atomic_write, load_json, write_json
 from phenomt.core.lazy import pandas as pd
 from phenomt.core.stats import THESIS, THESIS_CORPORA, thesis_sizes
 
@@ -32,26 +32,25 @@ def interval_cell(value: float | None, low: float | None, high: float | None,
             f"{format_number(high, digits, scale)}]")
 
 
-def load_json(path: str | Path) -> dict:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
-    except FileNotFoundError:
-        raise InputError(path, "file not found") from None
-    except json.JSONDecodeError as err:
-        raise InputError(path, f"invalid JSON: {err.msg}", err.lineno) from None
+def require_keys(record: object, path: str | Path, option: str, kind: str,
+                 keys: Sequence[str], within: str | None = None) -> dict:
+    """``record`` (read from ``path``, given as ``option``) refused unless it is a ``kind``
+    record: an object with all of ``keys`` (records carry no type field; a record of another
+    command lacks some of its keys). ``within``: the entry of the record it is, for the
+    message."""
+    missing = list(keys) if not isinstance(record, dict) else [k for k in keys
+                                                                if k not in record]
+    if missing:
+        where = f" in its {within!r}" if within else ""
+        raise InputError(path, f"{option} expects a {kind} record; this has no "
+                               f"{', '.join(repr(k) for k in missing)}{where}")
+    return record
 
 
 def load_record(path: str | Path, option: str, kind: str, keys: Sequence[str]) -> dict:
     """:func:`load_json` of a record given as ``option``, refused unless it is a ``kind``
-    record: one with all of ``keys`` (records carry no type field; a record of another
-    command lacks some of its keys)."""
-    record = load_json(path)
-    missing = keys if not isinstance(record, dict) else [k for k in keys if k not in record]
-    if missing:
-        raise InputError(path, f"{option} expects a {kind} record; this has no "
-                               f"{', '.join(repr(k) for k in missing)}")
-    return record
+    record (:func:`require_keys`)."""
+    return require_keys(load_json(path), path, option, kind, keys)
 
 
 #: Fields of every ``phenomt score <metric>`` record
@@ -292,13 +291,14 @@ def bleu_table(score_files: Sequence[str | Path], model_files: Sequence[str | Pa
     rows = []
     for path in score_files:
         s = load_score(path, "bleu")
-        meta = s["meta"]
+        meta = require_keys(s["meta"], path, "--scores", "'phenomt score bleu'",
+                            ("model", "direction", "testset"), "meta")
         rows.append({"model": meta["model"], "direction": meta["direction"],
                      "test set": meta["testset"], "sentences": s["sentences"],
                      "BLEU": f"{s['score']:.2f}", "signature": s["signature"]})
     notes = []
     for path in model_files:
-        m = load_json(path)
+        m = load_record(path, "--models", "'phenomt table model-card'", MODEL_CARD_KEYS)
         notes.append(
             f"`{m['model']}` ({m['direction']}): trained on {m['train_pairs']} sentence pairs "
             f"({', '.join(m['train_corpora'])}; {m['duplicates']} duplicates and "
@@ -324,8 +324,13 @@ def stats_table(stats_files: Sequence[str | Path]) -> tuple[pd.DataFrame, list[s
     rows = []
     sources, sums = [], []
     for path in stats_files:
-        s = load_json(path)
+        s = load_record(path, "--stats", "'phenomt corpus stats'", STATS_KEYS)
+        if not (isinstance(s["langs"], list) and len(s["langs"]) == 2
+                and all(isinstance(lang, str) for lang in s["langs"])):
+            raise InputError(path, f"'langs' is {s['langs']!r}, not a pair of languages")
         src, tgt = s["langs"]
+        require_keys(s, path, "--stats", "'phenomt corpus stats'",
+                     (f"tokens_{src}", f"tokens_{tgt}"))
         corpus = s.get("corpus") or Path(path).stem
         paper = s.get("paper") or {}
         if paper:
@@ -364,6 +369,17 @@ def stats_table(stats_files: Sequence[str | Path]) -> tuple[pd.DataFrame, list[s
     return frame, notes + sums + sources
 
 
+#: Fields of a ``phenomt corpus stats`` record besides its ``tokens_<lang>``.
+STATS_KEYS = ("label", "split", "langs", "sentences")
+#: Fields of a model's merged settings (``--spec``) and its assembly report that a card reads.
+SPEC_KEYS = ("architecture", "src", "tgt", "train", "valid", "bpe", "training", "seed",
+             "decode")
+ASSEMBLE_KEYS = ("output_pairs", "duplicates", "leaks")
+#: Fields of a model card (:func:`model_card`).
+MODEL_CARD_KEYS = ("model", "direction", "train_corpora", "valid", "train_pairs", "duplicates",
+                   "leaks", "bpe_merges", "architecture", "max_update", "seed", "beam")
+
+
 def model_card(name: str, spec: dict, assemble_report: dict) -> dict:
     """What a reader needs to know about a trained model: its data, size and settings."""
     arch = spec["architecture"]
@@ -381,8 +397,26 @@ def model_card(name: str, spec: dict, assemble_report: dict) -> dict:
     }
 
 
+def _model_spec(text: str) -> dict:
+    """``--spec``: the model's settings as a JSON object, checked here so that argparse names
+    the option."""
+    spec = json_object(text)
+    missing = [key for key in SPEC_KEYS if key not in spec]
+    if missing:
+        raise argparse.ArgumentTypeError(
+            f"the model's settings have no {', '.join(repr(k) for k in missing)}")
+    for section in ("architecture", "bpe", "training", "decode"):
+        if not isinstance(spec[section], dict):
+            raise argparse.ArgumentTypeError(f"{section!r} is not an object")
+    if "merges" not in spec["bpe"]:
+        raise argparse.ArgumentTypeError("the model's settings have no 'merges' in 'bpe'")
+    return spec
+
+
 def _card_command(args: argparse.Namespace) -> int:
-    card = model_card(args.name, json.loads(args.spec), load_json(args.assemble))
+    assemble = load_record(args.assemble, "--assemble", "'phenomt corpus assemble'",
+                           ASSEMBLE_KEYS)
+    card = model_card(args.name, args.spec, assemble)
     write_json(args.output, card)
     return 0
 
@@ -428,7 +462,9 @@ def training_row(name: str, model: str | Path, benchmark: str | Path) -> dict:
     ``.json`` beside the model, written by ``phenomt nmt train``), wall time over all its
     launches, and the last launch's CPU time and peak memory (Snakemake's benchmark)."""
     info_path = Path(model).with_suffix(".json")
-    info = load_json(info_path) if info_path.exists() else {}
+    # an earlier layout has no updates or launches; every one has its validations
+    info = (load_record(info_path, "--run", "'phenomt nmt train'", ("validation",))
+            if info_path.exists() else {})
     bench = _benchmark(benchmark)
     validation = info.get("validation") or []
     launches = info.get("launches") or []
@@ -501,7 +537,8 @@ def register_cli(tree) -> None:
     p.add_argument("--csv", required=True)
     p = tree.add("table model-card", "Describe a trained model for the tables", _card_command)
     p.add_argument("--name", required=True)
-    p.add_argument("--spec", required=True, help="the model's merged settings as JSON")
+    p.add_argument("--spec", required=True, type=_model_spec,
+                   help="the model's merged settings as JSON")
     p.add_argument("--assemble", required=True, help="the training-data assembly report")
     p.add_argument("--output", required=True)
     p = tree.add("table stats", "Collect corpus statistics into a table", _stats_command)

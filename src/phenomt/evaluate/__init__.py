@@ -35,10 +35,9 @@ import yaml
 from phenomt.core import jobserver, snakerun
 from phenomt.core.cliargs import positive_int
 from phenomt.core.fetch import find_mirror
-from phenomt.core.io import InputError, atomic_write
+from phenomt.core.io import InputError, atomic_write, load_json
 from phenomt.core.metrics import base as metrics
 from phenomt.core.parse import CACHE_ENV
-from phenomt.core.tables import load_json
 from phenomt.evaluate import checks, inputs
 from phenomt.evaluate.checks import MIN_SAMPLES, parse_langs
 from phenomt.plan import PROJECT_ROOT, SNAKEFILE, Plan, load_config

@@ -18,6 +18,7 @@ from phenomt.core.io import (
     write_lines,
 )
 from phenomt.core.lazy import pandas as pd
+from phenomt.core.metrics.bleu import tokenizers
 from phenomt.core.tables import write_table
 
 if TYPE_CHECKING:
@@ -251,7 +252,7 @@ def _add_set_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_bleu_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--tokenize", default="13a",
+    parser.add_argument("--tokenize", default="13a", choices=tokenizers(),
                         help="sacreBLEU tokenizer (default 13a); 'none' on Moses-tokenized "
                              "--hyp/--ref is the paper's multi-bleu setting")
     parser.add_argument("--lowercase", action="store_true")

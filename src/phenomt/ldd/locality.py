@@ -34,6 +34,7 @@ from enum import Enum
 from pathlib import Path
 
 from phenomt.core import papers
+from phenomt.core.cliargs import LANG_CODE, language_code
 from phenomt.core.corpus import read_parallel
 from phenomt.core.io import InputError, atomic_write, write_json, write_lines
 from phenomt.core.lazy import pandas as pd
@@ -199,8 +200,11 @@ def lang_suffix(path: str | Path) -> str:
     suffix = Path(path).suffix.lstrip(".")
     if suffix == "gz":
         suffix = Path(Path(path).stem).suffix.lstrip(".")
-    if not suffix:
-        raise ValueError(f"cannot tell the language of {path}; give it explicitly")
+    # the code names the prepared files: a suffix that is no code must not become one
+    if not LANG_CODE.fullmatch(suffix):
+        found = f"its suffix {suffix!r} is no language code" if suffix else "no suffix"
+        raise InputError(path, f"cannot tell the language from the file name ({found}); "
+                               "give it explicitly (--src-lang, --tgt-lang)")
     return suffix
 
 
@@ -221,6 +225,9 @@ def prepare(src: str | Path, tgt: str | Path, out_dir: str | Path, setting: Sett
     setting = Setting(setting)
     src_lang = src_lang or lang_suffix(src)
     tgt_lang = tgt_lang or lang_suffix(tgt)
+    for code in (src_lang, tgt_lang):
+        if not LANG_CODE.fullmatch(code):  # a file name: never a path or a space
+            raise ValueError(f"{code!r} is not a language code (two or three letters a-z)")
     if src_lang == tgt_lang:
         raise ValueError(f"source and target language are both {src_lang!r}")
     sources, targets = read_parallel([src, tgt])
@@ -544,6 +551,10 @@ def _permutation_arg(text: str) -> tuple[int, ...]:
 
 
 def _cmd_prepare(args: argparse.Namespace) -> int:
+    src_lang = args.src_lang or lang_suffix(args.src)
+    if src_lang == (args.tgt_lang or lang_suffix(args.tgt)):
+        args.locality_parser.error(f"source and target language are both {src_lang!r}: give "
+                                   "--src-lang and --tgt-lang")
     info = prepare(args.src, args.tgt, args.out_dir, args.setting, length=args.length,
                    n_test=args.n_test, n_valid=args.n_valid, seed=args.seed,
                    permutation=args.permutation, permutation_seed=args.permutation_seed,
@@ -559,7 +570,7 @@ def _cmd_prepare(args: argparse.Namespace) -> int:
 
 
 def _cmd_table(args: argparse.Namespace) -> int:
-    from phenomt.core.tables import load_json
+    from phenomt.core.io import load_json
 
     scores = read_scores(args.scores)
     paper = read_paper_scores(args.paper) if args.paper else None  # None: the data file
@@ -589,8 +600,10 @@ def register_cli(tree) -> None:
                                      "locality-bias experiment", _cmd_prepare)
     p.add_argument("--src", required=True, help="tokenized training source")
     p.add_argument("--tgt", required=True, help="tokenized training target")
-    p.add_argument("--src-lang", help="source language code (default: the --src suffix)")
-    p.add_argument("--tgt-lang", help="target language code (default: the --tgt suffix)")
+    p.add_argument("--src-lang", type=language_code,
+                   help="source language code (default: the --src suffix)")
+    p.add_argument("--tgt-lang", type=language_code,
+                   help="target language code (default: the --tgt suffix)")
     p.add_argument("--setting", required=True, choices=[s.value for s in Setting])
     p.add_argument("--length", type=_length_arg, default=None,
                    help="source length in tokens, or 'auto' for the most common (default)")
@@ -607,6 +620,7 @@ def register_cli(tree) -> None:
     p.add_argument("--permutation-seed", type=int, default=None,
                    help="seed of a random σ (default: --seed)")
     p.add_argument("--out-dir", required=True)
+    p.set_defaults(locality_parser=p)
 
     p = tree.add("table locality", "Table 1: BLEU per setting over seeds, with the difference "
                                    "from REGULAR", _cmd_table)

@@ -9,6 +9,7 @@ the precision (correct / annotated) per direction and phenomenon.
 from __future__ import annotations
 
 import csv
+import io
 import os
 import random
 from collections.abc import Mapping, Sequence
@@ -110,6 +111,20 @@ def parse_judgement(value: str) -> bool | None:
     raise ValueError(f"bad judgement {value!r}: write y/n, yes/no or 1/0")
 
 
+def _sheet_text(path: str | os.PathLike[str]) -> str:
+    """The text of a sheet, a spreadsheet's UTF-8 byte-order mark dropped; bytes that are not
+    UTF-8 are an :class:`InputError` naming the file and line."""
+    data = Path(path).read_bytes()
+    data = data.removeprefix(b"\xef\xbb\xbf")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line_start = data.rfind(b"\n", 0, err.start) + 1
+        raise InputError(path, f"invalid UTF-8 at byte {err.start - line_start} of the line "
+                               "(save the sheet as UTF-8 text)",
+                         data.count(b"\n", 0, err.start) + 1) from None
+
+
 def read_sheet(path: str | os.PathLike[str], allow_blank: bool = False
                ) -> list[dict[str, Any]]:
     """The rows of a filled sheet, ``correct`` parsed to ``True``/``False`` (``None`` = blank).
@@ -120,7 +135,7 @@ def read_sheet(path: str | os.PathLike[str], allow_blank: bool = False
     if not Path(path).is_file():
         raise InputError(path, "file not found")
     rows = []
-    with open(path, encoding="utf-8-sig", newline="") as handle:
+    with io.StringIO(_sheet_text(path), newline="") as handle:
         reader = csv.DictReader(handle, delimiter="\t")
         missing = [c for c in ("set", "phenomenon", "direction", "correct")
                    if c not in (reader.fieldnames or [])]

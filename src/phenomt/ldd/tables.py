@@ -19,12 +19,11 @@ from typing import Any
 
 from phenomt.core import papers
 from phenomt.core.bins import bin_order, bin_title, parse_bin
-from phenomt.core.io import InputError
+from phenomt.core.io import InputError, load_json
 from phenomt.core.lazy import pandas as pd
 from phenomt.core.metrics.resample import holm
 from phenomt.core.tables import bleu_table as model_bleu_table
 from phenomt.core.tables import format_number as _fmt
-from phenomt.core.tables import load_json
 from phenomt.ldd.extract import REORDER
 from phenomt.ldd.sets import (
     BASELINE,

@@ -96,9 +96,9 @@ def convert(source: str | Path, reference: str | Path, outdir: str | Path,
     return len(documents)
 
 
-def _command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+def _command(args: argparse.Namespace) -> int:
     if (args.docids is None) == (args.n_sent is None):
-        parser.error("give exactly one of --docids and --n-sent")
+        args.convert_parser.error("give exactly one of --docids and --n-sent")
     convert(args.src, args.ref, args.output, args.docids, args.n_sent)
     return 0
 
@@ -111,11 +111,10 @@ def _subset_command(args: argparse.Namespace) -> int:
 
 def register_cli(tree) -> None:
     """Add ``phenomt lexcons convert`` and ``phenomt lexcons subset``."""
-    def handler(args: argparse.Namespace) -> int:
-        return _command(args, p)
-
     p = tree.add("lexcons convert", "Write a document-level Zh-En corpus in the released "
-                                    "test-set layout (no res layer)", handler)
+                                    "test-set layout (no res layer)", _command)
+    # the parser travels with the arguments: a closure over ``p`` would see the next command's
+    p.set_defaults(convert_parser=p)
     p.add_argument("--src", required=True, help="Chinese sentences, one a line, untokenized")
     p.add_argument("--ref", required=True, help="English references, line-parallel")
     p.add_argument("--docids", help="one document id a line, line-parallel")

@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from phenomt.core.figures import close_figure, pyplot, save_figure
-from phenomt.core.io import InputError
+from phenomt.core.io import InputError, load_json
 from phenomt.core.metrics import ltcr
-from phenomt.core.tables import load_json
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -105,6 +104,8 @@ def _record_at(path: str, key: str | None) -> Mapping[str, Any]:
         if key not in record:
             raise InputError(path, f"no {key!r} in this file")
         record = record[key]
+        if not isinstance(record, Mapping):
+            raise InputError(path, f"{key!r} is not an LTCR record (a JSON object)")
     return record
 
 

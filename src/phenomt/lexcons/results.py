@@ -17,10 +17,11 @@ from typing import Any
 
 from phenomt.core import papers
 from phenomt.core.cliargs import named_file
+from phenomt.core.io import InputError
 from phenomt.core.lazy import pandas as pd
 from phenomt.core.metrics.base import get, score_files
 from phenomt.core.metrics.ltcr import DISTANCE_BINS
-from phenomt.core.tables import format_number, load_json, load_record, write_table
+from phenomt.core.tables import format_number, load_record, require_keys, write_table
 from phenomt.lexcons.pos import CLASSES
 
 PAPER = "lei_2024"
@@ -117,13 +118,30 @@ def sets_table(records: dict[tuple[str, str], dict[str, Any]],
     return pd.DataFrame(rows)
 
 
-def _records(pairs: Sequence[tuple[str, str]]) -> dict[str, dict[str, Any]]:
-    return {name: load_json(path) for name, path in pairs}
-
-
 #: Fields every `score ltcr` record has (a record of another command lacks some).
 LTCR_KEYS = ("l_all", "l_anno", "unjudged_all", "unjudged_anno", "by_pos", "by_distance",
              "intervals", "stemmer")
+#: The fields of a `score ltcr` record that the sets table reads.
+SETS_LTCR_KEYS = ("documents", "sentences", "l_all", "intervals", "pairs_all", "unjudged_all")
+#: The fields of a `score tcp` record that the sets table reads, and of each category.
+TCP_KEYS = ("tcp", "tense", "conjunction", "pronoun")
+
+
+def _sets_ltcr(path: str) -> dict[str, Any]:
+    kind = "'phenomt score ltcr'"
+    record = load_record(path, "--ltcr", kind, SETS_LTCR_KEYS)
+    require_keys(record["intervals"], path, "--ltcr", kind, ("l_all",), "intervals")
+    return record
+
+
+def _tcp_records(pairs: Sequence[tuple[str, str]]) -> dict[str, dict[str, Any]]:
+    found = {}
+    for name, path in pairs:
+        record = found[name] = load_record(path, "--tcp", "'phenomt score tcp'", TCP_KEYS)
+        for category in TCP_KEYS[1:]:
+            require_keys(record[category], path, "--tcp", "'phenomt score tcp'",
+                         ("documents",), category)
+    return found
 
 
 def _models_command(args: argparse.Namespace) -> int:
@@ -168,9 +186,9 @@ def _sets_command(args: argparse.Namespace) -> int:
     for key, path in args.ltcr:
         testset, sep, system = key.partition("/")
         if not sep:
-            raise SystemExit(f"--ltcr expects SET/SYSTEM=FILE, got {key!r}")
-        records[(testset, system)] = load_json(path)
-    tcp = _records(args.tcp)
+            raise InputError("--ltcr", f"expected SET/SYSTEM=FILE, got {key!r}")
+        records[(testset, system)] = _sets_ltcr(path)
+    tcp = _tcp_records(args.tcp)
     frame = sets_table(records, tcp, args.tcp_set)
     notes = [*args.note, "L-All only: these sets have no annotated chains.",
              "TCP (Sun et al.): geometric mean of the tense, conjunction and pronoun hit "

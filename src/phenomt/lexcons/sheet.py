@@ -22,13 +22,21 @@ from __future__ import annotations
 import argparse
 import csv
 import itertools
+import re
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from phenomt.core.io import InputError, atomic_write, iter_lines, write_json, write_lines
+from phenomt.core.io import (
+    InputError,
+    atomic_directory,
+    atomic_write,
+    iter_lines,
+    write_json,
+    write_lines,
+)
 from phenomt.core.metrics import ltcr
 from phenomt.lexcons import chains
 from phenomt.lexcons.testset import CHAIN_DIR, Document, Position, TestSet, read_testset
@@ -57,6 +65,8 @@ class Row:
     position: Position
     translation: str
     label: bool
+    line: int | None = field(default=None, compare=False)
+    """Its line in the sheet, for errors."""
 
 
 def released_chains(testset: TestSet) -> list[SheetChain]:
@@ -139,7 +149,7 @@ def read_sheet(path: str | Path) -> list[Row]:
         except ValueError:
             raise InputError(path, "chain, sentence and token must be integers", number) from None
         rows.append(Row(record["document"], chain, record["word"], position,
-                        record["translation"], record["label"].strip() == "1"))
+                        record["translation"], record["label"].strip() == "1", number))
     return rows
 
 
@@ -195,26 +205,56 @@ def chains_from_sheet(rows: Sequence[Row]) -> dict[str, list[list[Row]]]:
     return result
 
 
-def write_res(outdir: str | Path, testset: TestSet, rows: Sequence[Row]) -> int:
+def check_rows(sheet: str | Path, testset: TestSet, rows: Sequence[Row]) -> None:
+    """Every row's document, position and word against the test set (labels 0 too), as an
+    :class:`InputError` naming the sheet and the row's line."""
+    documents = {d.name: d for d in testset.documents}
+    for row in rows:
+        document = documents.get(row.document)
+        if document is None:
+            raise InputError(sheet, f"document {row.document!r} is not in {testset.root}",
+                             row.line)
+        sentence, token = row.position
+        if not 0 <= sentence < document.sentences:
+            raise InputError(sheet, f"{row.document} has no sentence {sentence} (it has "
+                                    f"0 to {document.sentences - 1})", row.line)
+        words = document.source[sentence]
+        if not 0 <= token < len(words):
+            raise InputError(sheet, f"sentence {sentence} of {row.document} has no token "
+                                    f"{token} (it has 0 to {len(words) - 1})", row.line)
+        if words[token] != row.word:
+            raise InputError(sheet, f"{row.word!r} is not the token at ({sentence}, {token}) of "
+                                    f"{row.document}, {words[token]!r} is", row.line)
+
+
+_RES_FILE = re.compile(r"test-[0-9]+\.txt")
+
+
+def write_res(outdir: str | Path, testset: TestSet, rows: Sequence[Row],
+              sheet: str | Path = "sheet") -> int:
     """Write a ``res`` layer (one file per document, possibly empty) from labels; returns the
-    number of chains."""
+    number of chains. Every row is checked first (:func:`check_rows`, errors naming
+    ``sheet``), and ``outdir`` is replaced whole: never half-written, no stale documents."""
+    check_rows(sheet, testset, rows)
+    target = Path(outdir).resolve()  # "." has no name to put a partial folder beside
+    if target.exists():
+        # replaced whole: refuse to wipe a folder that is not a res layer (a test set's root)
+        other = (sorted(p.name for p in target.iterdir() if not _RES_FILE.fullmatch(p.name))
+                 if target.is_dir() else None)
+        if other is None or other:
+            held = f"it holds {', '.join(other[:3])}" if other else "it is a file"
+            raise InputError(outdir, f"is not a res layer folder ({held}) and would be replaced "
+                                     "whole: give a new folder or a res folder")
     found = chains_from_sheet(rows)
-    names = {d.name for d in testset.documents}
-    unknown = sorted(set(found) - names)
-    if unknown:
-        raise ValueError(f"sheet documents {unknown[:3]} are not in {testset.root}")
     total = 0
-    for document in testset.documents:
-        lines = []
-        for members in found.get(document.name, []):
-            for row in members:
-                if document.token(row.position) != row.word:
-                    raise ValueError(f"{document.name}: {row.word!r} is not the token at "
-                                     f"{row.position}")
-            items = [f"{r.word}/{r.position[0]}/{r.position[1]}" for r in members]
-            lines.append(repr([*items, members[0].translation]))
-        write_lines(Path(outdir) / f"{document.name}.txt", lines)
-        total += len(lines)
+    with atomic_directory(target) as folder:
+        for document in testset.documents:
+            lines = []
+            for members in found.get(document.name, []):
+                items = [f"{r.word}/{r.position[0]}/{r.position[1]}" for r in members]
+                lines.append(repr([*items, members[0].translation]))
+            write_lines(folder / f"{document.name}.txt", lines)
+            total += len(lines)
     return total
 
 
@@ -226,6 +266,12 @@ def _export_command(args: argparse.Namespace) -> int:
     testset = read_testset(args.testset)
     if args.documents:
         keep = set(args.documents)
+        unknown = sorted(keep - {d.name for d in testset.documents})
+        if unknown:  # a header-only sheet would look like a set without chains
+            names = [d.name for d in testset.documents]
+            shown = ", ".join(names[:5]) + (f" ... {names[-1]}" if len(names) > 5 else "")
+            raise InputError(testset.root, f"has no document {', '.join(unknown)} (--documents);"
+                                           f" its documents: {shown or 'none'}")
         testset = TestSet(testset.root, tuple(d for d in testset.documents if d.name in keep),
                           testset.annotated, testset.has_raw)
     if args.candidates == "released":
@@ -249,7 +295,7 @@ def _export_command(args: argparse.Namespace) -> int:
 
 def _import_command(args: argparse.Namespace) -> int:
     testset = read_testset(args.testset)
-    write_res(args.outdir, testset, read_sheet(args.sheet))
+    write_res(args.outdir, testset, read_sheet(args.sheet), args.sheet)
     return 0
 
 

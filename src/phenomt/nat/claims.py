@@ -53,8 +53,9 @@ from phenomt.core.lazy import pandas as pd
 from phenomt.core.metrics import resample
 from phenomt.core.metrics.bleu import bleu_score_of
 from phenomt.core.metrics.redundancy import MEASURE_COLUMNS, measure_score
-from phenomt.core.tables import format_number, interval_cell, load_json, load_score, write_table
+from phenomt.core.tables import format_number, interval_cell, write_table
 from phenomt.nat.recipes import NAT_DATA, NAT_MODELS, SYSTEM_LABELS
+from phenomt.nat.tables import load_scores
 
 PAPER = "wang_nat"
 VERDICTS = {"reproduced": "reproduced", "opposite": "opposite", "ns": "not significant"}
@@ -182,7 +183,8 @@ def _group(score_pairs: Sequence[tuple[str | Path, str | Path]]
     (a claims table compares one training run per system)."""
     groups: dict[tuple[str, str], dict[str, Scored]] = {}
     for bleu_path, redundancy_path in score_pairs:
-        bleu, redundancy = load_score(bleu_path, "bleu"), load_json(redundancy_path)
+        bleu, redundancy = load_scores(bleu_path, redundancy_path,
+                                       ("direction", "testset", "system"))
         meta = bleu["meta"]
         key = (meta["direction"], meta["testset"])
         systems = groups.setdefault(key, {})

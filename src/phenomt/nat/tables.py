@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import logging
 import os
 import re
@@ -43,6 +42,7 @@ from typing import Any
 
 from phenomt.core import papers
 from phenomt.core.bpe import remove_bpe
+from phenomt.core.cliargs import json_object
 from phenomt.core.io import InputError, atomic_write, count_lines, read_lines, write_json
 from phenomt.core.lazy import pandas as pd
 from phenomt.core.metrics.base import get
@@ -56,7 +56,15 @@ from phenomt.core.nmt import (
 )
 from phenomt.core.nmt import checkpoint_updates as nmt_checkpoint_updates
 from phenomt.core.requires import import_torch, require_training
-from phenomt.core.tables import format_number, interval_cell, load_json, load_score, write_table
+from phenomt.core.tables import (
+    format_number,
+    interval_cell,
+    load_json,
+    load_record,
+    load_score,
+    require_keys,
+    write_table,
+)
 from phenomt.nat.recipes import (
     AR_GREEDY,
     AR_SYSTEM,
@@ -320,6 +328,34 @@ def _paper_row(record: Mapping[str, Any]) -> str:
     return f"{record['pair']}/{record['data']}/{record['_model']}"
 
 
+#: Fields of a BLEU record's meta that name the NAT system scored (`score bleu --meta`).
+NAT_META = ("teacher", "system", "model", "data", "testset", "direction")
+#: Fields of every ``phenomt score redundancy`` record.
+REDUNDANCY_KEYS = ("crr", "drr", "sentences")
+#: Fields of a checkpoint-averaging record (``phenomt nat average``) that a table reads.
+SELECTION_KEYS = ("teacher", "system", "averaged", "candidates")
+#: Fields of ``phenomt nat speed`` records and of each of their measurements.
+SPEED_KEYS = ("teacher", "model", "data", "direction", "measurements")
+MEASUREMENT_KEYS = ("batch_size", "sentences", "seconds", "sentences_per_second", "latency_ms")
+#: The fields of a model card (``phenomt table model-card``) that the teacher notes read.
+TEACHER_CARD_KEYS = ("model", "direction", "train_pairs", "train_corpora", "architecture",
+                     "max_update", "beam")
+#: Fields of a ``phenomt score redundancy-agreement`` report.
+AGREEMENT_KEYS = ("pairs", "tokens", "systems")
+
+
+def load_scores(bleu_path: str | Path, redundancy_path: str | Path,
+                meta: Sequence[str] = NAT_META) -> tuple[dict, dict]:
+    """One ``--scores BLEU_JSON=REDUNDANCY_JSON`` pair, each refused (naming its file) unless
+    it is a BLEU record whose meta has ``meta`` and a redundancy record."""
+    bleu = load_score(bleu_path, "bleu")
+    require_keys(bleu["meta"], bleu_path, "--scores", "'phenomt score bleu --meta'", meta,
+                 "meta")
+    redundancy = load_record(redundancy_path, "--scores", "'phenomt score redundancy'",
+                             REDUNDANCY_KEYS)
+    return bleu, redundancy
+
+
 def results_table(score_pairs: Sequence[tuple[str | Path, str | Path]],
                   selections: Sequence[str | Path] = (), table: str = "5") -> pd.DataFrame:
     """Table 5 (BLEU and Redu.) or 10 (CRR and DRR) per language pair, test set, system and
@@ -332,11 +368,11 @@ def results_table(score_pairs: Sequence[tuple[str | Path, str | Path]],
     """
     averaged = {}
     for path in selections:
-        record = load_json(path)
+        record = load_record(path, "--selections", "'phenomt nat average'", SELECTION_KEYS)
         averaged[(record["teacher"], record["system"])] = selection_label(record)
     rows = []
     for bleu_path, redundancy_path in score_pairs:
-        bleu, redundancy = load_score(bleu_path, "bleu"), load_json(redundancy_path)
+        bleu, redundancy = load_scores(bleu_path, redundancy_path)
         if bleu["sentences"] != redundancy["sentences"]:
             raise InputError(redundancy_path, f"{redundancy['sentences']} sentences, but the "
                                               f"BLEU file {bleu_path} has {bleu['sentences']}")
@@ -389,7 +425,7 @@ def teacher_notes(cards: Sequence[str | Path]) -> list[str]:
     """One sentence per AR teacher: its data, size, updates and beam."""
     notes = []
     for path in cards:
-        card = load_json(path)
+        card = load_record(path, "--cards", "'phenomt table model-card'", TEACHER_CARD_KEYS)
         notes.append(
             f"Teacher `{card['model']}` ({card['direction']}): {card['train_pairs']} training "
             f"pairs ({', '.join(card['train_corpora'])}), {card['architecture']}, "
@@ -586,7 +622,7 @@ def _log_progress() -> None:
 def _average_command(args: argparse.Namespace) -> int:
     require_training("nat average")
     _log_progress()
-    record = select_and_average(args.checkpoint_dir, args.data_bin, json.loads(args.options),
+    record = select_and_average(args.checkpoint_dir, args.data_bin, args.options,
                                 args.reference, args.top, args.output)
     record.update(teacher=args.teacher, system=args.system)
     write_json(args.ranking, record)
@@ -603,7 +639,7 @@ def _speed_command(args: argparse.Namespace) -> int:
     require_training("nat speed")
     _log_progress()
     expected = count_lines(args.source)
-    options = json.loads(args.options)
+    options = args.options
     measurements = measure_speed(args.data_bin, args.model, options, args.batch_sizes, expected)
     record = {"teacher": args.teacher, "system": args.system, "model": args.model_name,
               "data": args.data, "direction": args.direction,
@@ -624,8 +660,19 @@ def _results_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _speed_record(path: str) -> dict:
+    """A ``phenomt nat speed`` record, refused (naming the file) if it is another."""
+    kind = "'phenomt nat speed'"
+    record = load_record(path, "--speeds", kind, SPEED_KEYS)
+    if not isinstance(record["measurements"], list):
+        raise InputError(path, "'measurements' is not a list")
+    for entry in record["measurements"]:
+        require_keys(entry, path, "--speeds", kind, MEASUREMENT_KEYS, "measurements")
+    return record
+
+
 def _speed_table_command(args: argparse.Namespace) -> int:
-    frame = speed_table([load_json(p) for p in args.speeds])
+    frame = speed_table([_speed_record(p) for p in args.speeds])
     notes = [
         "Time of fairseq-generate's inference steps (model loading and data reading "
         "excluded), one thread per process; the speed-up divides sentences per second by "
@@ -635,7 +682,8 @@ def _speed_table_command(args: argparse.Namespace) -> int:
 
 
 def _agreement_command(args: argparse.Namespace) -> int:
-    frame = agreement_table(load_json(args.report))
+    frame = agreement_table(load_record(args.report, "--report",
+                                        "'phenomt score redundancy-agreement'", AGREEMENT_KEYS))
     notes = ["Table 4 rows: the metric's redundant pairs (and redundant tokens) against the "
              "human ones; Table 9 rows: human and automatic ratios per system.", *args.note,
              *agreement_notes()]
@@ -651,7 +699,8 @@ def register_cli(tree) -> None:
     p.add_argument("--checkpoint-dir", required=True)
     p.add_argument("--data-bin", required=True, help="binarized data with a 'valid' subset")
     p.add_argument("--reference", required=True, help="the validation target (BPE)")
-    p.add_argument("--options", default="{}", help="fairseq-generate options as JSON")
+    p.add_argument("--options", type=json_object, default="{}",
+                   help="fairseq-generate options as JSON")
     p.add_argument("--top", type=int, required=True, help="how many checkpoints to average")
     p.add_argument("--output", required=True, help="the averaged checkpoint")
     p.add_argument("--ranking", required=True, help="JSON record of the ranking")
@@ -662,7 +711,8 @@ def register_cli(tree) -> None:
     p.add_argument("--data-bin", required=True, help="binarized data with a 'test' subset")
     p.add_argument("--source", required=True, help="its source text (for the line count)")
     p.add_argument("--model", required=True, help="the checkpoint")
-    p.add_argument("--options", default="{}", help="fairseq-generate options as JSON")
+    p.add_argument("--options", type=json_object, default="{}",
+                   help="fairseq-generate options as JSON")
     p.add_argument("--batch-sizes", type=int, nargs="+", required=True)
     p.add_argument("--teacher", required=True)
     p.add_argument("--system", required=True)

@@ -43,12 +43,47 @@ RUN_KEYS = ("limit", "documents", "document_step")
 
 def load_yaml(path: str | Path) -> Any:
     """A YAML file's data (safe loading): through libyaml where PyYAML has it, which reads the
-    catalog 6x faster than pure Python; every Snakemake process and ``evaluate`` read it."""
+    catalog 6x faster than pure Python; every Snakemake process and ``evaluate`` read it.
+
+    Bytes that are not UTF-8, or text that is not YAML, raise :class:`InputError` naming the
+    file and the line."""
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    with open(path, encoding="utf-8") as handle:
-        return yaml.load(handle, Loader=loader)  # noqa: S506 (a safe loader)
+    data = Path(path).read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line_start = data.rfind(b"\n", 0, err.start) + 1
+        raise InputError(path, f"invalid UTF-8 at byte {err.start - line_start} of the line",
+                         data.count(b"\n", 0, err.start) + 1) from None
+    try:
+        return yaml.load(text, Loader=loader)  # noqa: S506 (a safe loader)
+    except yaml.YAMLError as err:
+        raise InputError(path, f"not valid YAML: {_yaml_problem(err)}",
+                         _yaml_line(err, text)) from None
+
+
+def _yaml_problem(err: Exception) -> str:
+    """What yaml says is wrong, in one line, without its own file and line marks."""
+    problem = getattr(err, "problem", None)
+    if getattr(err, "reason", None):  # a ReaderError: a character YAML refuses
+        character = err.character
+        code = character if isinstance(character, int) else ord(character)
+        return f"unacceptable character #x{code:04x}: {err.reason}"
+    if not problem:
+        return " ".join(str(err).split())
+    context = getattr(err, "context", None)
+    return f"{problem} ({context})" if context else problem
+
+
+def _yaml_line(err: Exception, text: str) -> int | None:
+    """The 1-based line yaml found the problem on."""
+    mark = getattr(err, "problem_mark", None)
+    if mark is not None:
+        return mark.line + 1
+    position = getattr(err, "position", None)  # a ReaderError
+    return text.count("\n", 0, position) + 1 if isinstance(position, int) else None
 
 
 def read_catalog(path: str | Path = CATALOG) -> dict[str, dict[str, Any]]:
@@ -79,12 +114,21 @@ def resolve_catalog(config: dict[str, Any], catalog: dict[str, dict] | None = No
     A corpus the catalog knows is the catalog's entry with the config's keys over it (``{}``:
     as catalogued); one it does not know is the config's own. Every catalogued download is
     available, a config's own entry of the same name replacing it.
+
+    What is not a mapping (a config, its corpora or downloads, a corpus) is left as given:
+    the workflow resolves before it validates, and the schema refuses it naming the key.
     """
+    if not isinstance(config, dict):
+        return config
     catalog = read_catalog() if catalog is None else catalog
     corpora = config.get("corpora") or {}
-    config["corpora"] = {name: {**(catalog["corpora"].get(name) or {}), **(spec or {})}
-                         for name, spec in corpora.items()}
-    config["downloads"] = {**catalog["downloads"], **(config.get("downloads") or {})}
+    if isinstance(corpora, dict):
+        config["corpora"] = {name: {**(catalog["corpora"].get(name) or {}), **(spec or {})}
+                             if isinstance(spec or {}, dict) else spec
+                             for name, spec in corpora.items()}
+    downloads = config.get("downloads") or {}
+    if isinstance(downloads, dict):
+        config["downloads"] = {**catalog["downloads"], **downloads}
     return config
 
 
@@ -122,9 +166,40 @@ def validate_config(config: dict[str, Any], schema: str | Path = SCHEMA,
     from jsonschema import ValidationError
 
     try:
-        return validate_with_jsonschema(config, schema)
+        validate_with_jsonschema(config, schema)
     except ValidationError as err:
-        raise InputError(source, f"invalid config at {err.json_path}: {err.message}") from None
+        raise InputError(source, f"invalid config at {err.json_path}: "
+                                 f"{_explain(err)}") from None
+    _check_baselines(config, source)
+    return config
+
+
+def _explain(err: Any) -> str:
+    """jsonschema's message; for a corpus missing a required key whose name the catalog does
+    not know (a misspelled catalog name, most often), what that means and the names near it."""
+    path = list(err.absolute_path)
+    if err.validator != "required" or len(path) != 2 or path[0] != "corpora":
+        return err.message
+    known = read_catalog()["corpora"]
+    name = str(path[1])
+    if name in known:
+        return err.message
+    import difflib
+
+    near = difflib.get_close_matches(name, list(known), n=3)
+    hint = f"; the catalog's nearest: {', '.join(map(repr, near))}" if near else ""
+    return (f"corpus {name!r} is not in the data catalog (phenomt/plan/{CATALOG.name}) and "
+            f"is not declared in full in the config ({err.message}){hint}")
+
+
+def _check_baselines(config: dict[str, Any], source: str | os.PathLike[str]) -> None:
+    """A test set's baseline must be one of its outputs (the schema cannot say so)."""
+    testsets = (config.get("systems") or {}).get("testsets") or {}
+    for name, spec in testsets.items():
+        if spec.get("baseline") and spec["baseline"] not in spec["outputs"]:
+            raise InputError(source, f"invalid config at $.systems.testsets.{name}.baseline: "
+                                     f"{spec['baseline']!r} is not one of its outputs "
+                                     f"({', '.join(spec['outputs'])})")
 
 
 def validate_with_jsonschema(config: dict[str, Any], schema: str | Path = SCHEMA
@@ -153,5 +228,9 @@ def validate_with_jsonschema(config: dict[str, Any], schema: str | Path = SCHEMA
 def load_config(path: str | Path, validate: bool = True) -> dict[str, Any]:
     """Read a YAML config file with its catalog entries resolved, validated and with defaults
     filled in unless ``validate`` is false."""
-    config = resolve_catalog(load_yaml(path) or {})
+    data = load_yaml(path)
+    if data is not None and not isinstance(data, dict):
+        raise InputError(path, f"a config is a mapping of settings, not a "
+                               f"{type(data).__name__}", 1)
+    config = resolve_catalog(data or {})
     return validate_config(config, source=path) if validate else config

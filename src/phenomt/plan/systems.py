@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from phenomt.core.io import InputError
 from phenomt.plan.args import note_args, shell_args
 from phenomt.plan.data import DataPlan
 from phenomt.plan.documents import REFERENCE
@@ -778,8 +779,10 @@ class SystemsPlan(SectionPlan):
                                  f"{spec['tgt']} side")
             names = set(spec["outputs"])
             if spec["baseline"] and spec["baseline"] not in names:
-                raise ValueError(f"systems.{testset}: baseline {spec['baseline']!r} is not "
-                                 "one of its outputs")
+                # validate_config refuses it first, naming the file; as its config error
+                raise InputError("config", f"invalid config at $.systems.testsets.{testset}."
+                                           f"baseline: {spec['baseline']!r} is not one of its "
+                                           f"outputs ({', '.join(spec['outputs'])})")
             for pair in spec["compare"]:
                 if len(pair) != 2 or not set(pair) <= names or pair[0] == pair[1]:
                     raise ValueError(f"systems.{testset}: compare {pair} needs two of its "

@@ -12,10 +12,16 @@ import json
 import sys
 from pathlib import Path
 
-from phenomt.core.cliargs import cosine_similarity, named_file, non_negative_int, positive_int
-from phenomt.core.io import InputError, atomic_directory, check_line_count, write_json
+from phenomt.core.cliargs import (
+    cosine_similarity,
+    language_code,
+    named_file,
+    non_negative_int,
+    positive_int,
+)
+from phenomt.core.io import InputError, atomic_directory, check_line_count, load_json, write_json
 from phenomt.core.metrics.bleu import default_tokenizer, tokenizers
-from phenomt.core.tables import load_json, load_record, write_table
+from phenomt.core.tables import load_record, write_table
 from phenomt.systems import challenge, mqm, outputs, scores, tables
 from phenomt.systems.outputs import read_output, read_text
 
@@ -48,8 +54,8 @@ def _add_mask(p: argparse.ArgumentParser) -> None:
 def _add_redundancy_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--src", required=True, help="the test set's source (exemption quotas)")
     p.add_argument("--ref", required=True, help="the reference (stopwords, quotas)")
-    p.add_argument("--source-lang", required=True)
-    p.add_argument("--target-lang", required=True)
+    p.add_argument("--source-lang", type=language_code, required=True)
+    p.add_argument("--target-lang", type=language_code, required=True)
     p.add_argument("--stopword-count", type=non_negative_int,
                    help="k most frequent reference tokens (default 10, Chinese 3)")
     p.add_argument("--embeddings", help="vectors text file (or fairseq checkpoint with "
@@ -300,6 +306,11 @@ def _analysis_table_command(args: argparse.Namespace) -> int:
 
     outputs = _kind_files(args)
     record = _analysis_record(args.record)
+    lacking = [s for s in analysis.SCORE_SECTIONS if record.get(s) is None]
+    if lacking and {"buckets", "examples"} & set(outputs):
+        raise InputError(args.record, f"a record of one pair's words (`systems analyse "
+                                      f"--words-only`) has no {' or '.join(lacking)}; its "
+                                      f"tables come from `systems analysis-merge`'s record")
     for kind, (md, csv) in outputs.items():
         build, title = analysis.TABLE_KINDS[kind]
         frame, notes = build(record)
@@ -397,16 +408,55 @@ def _redundancy_test_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _metric_columns(records: list[str], columns: list[str],
-                    named: list[tuple[str, str]] = ()) -> dict[str, dict]:
+def _has_column(record: dict, column: str) -> bool:
+    """Whether ``record`` has ``column`` as :func:`mqm.metric_from_record` looks it up (its
+    value may be null: a metric without a value, not a misspelled one)."""
+    subsets = record.get("subsets")
+    if isinstance(subsets, dict) and record.get("main") in subsets \
+            and column in subsets[record["main"]]:
+        return True
+    value: object = record
+    for part in column.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return False
+        value = value[part]
+    return True
+
+
+def _record_columns(record: dict) -> set[str]:
+    """The metric columns of a record: its main subset's and its own numeric keys."""
+    def numeric(value: object) -> bool:
+        return (isinstance(value, int | float) and not isinstance(value, bool)) or (
+            isinstance(value, dict) and "score" in value)
+
+    subsets = record.get("subsets")
+    main = subsets.get(record.get("main")) if isinstance(subsets, dict) else None
+    found = {k for k, v in main.items() if numeric(v)} if isinstance(main, dict) else set()
+    return found | {k for k, v in record.items() if numeric(v)}
+
+
+def _metric_columns(records: list[str], columns: list[str], named: list[tuple[str, str]],
+                    parser: argparse.ArgumentParser) -> dict[str, dict]:
     """column -> system -> value, from score records (one per system); ``named`` records
-    (e.g. LTCR's) have no system field and are given as (system, file)."""
+    (e.g. LTCR's) have no system field and are given as (system, file).
+
+    A column no record has, or a record with none of the columns, is refused: either would
+    correlate nothing (n=0) and look like a result."""
     loaded = [(path, load_json(path)) for path in records]
     for system, path in named:
         record = load_json(path)
         if "system" in record and record["system"] != system:
             raise InputError(path, f"is system {record['system']!r}, given as {system!r}")
         loaded.append((path, {**record, "system": system}))
+    known = sorted(set().union(*(_record_columns(r) for _, r in loaded)))
+    for column in columns:
+        if not any(_has_column(r, column) for _, r in loaded):
+            parser.error(f"argument --metric: no record has {column!r}; their columns: "
+                         f"{', '.join(known) or 'none'}")
+    for path, record in loaded:
+        if not any(_has_column(record, column) for column in columns):
+            raise InputError(path, f"has none of the --metric columns ({', '.join(columns)}); "
+                                   f"its columns: {', '.join(sorted(_record_columns(record)))}")
     found: dict[str, dict] = {}
     for column in columns:
         values: dict = {}
@@ -426,11 +476,24 @@ def _metric_columns(records: list[str], columns: list[str],
     return found
 
 
+def _check_categories(path: str, categories: list[str], parser: argparse.ArgumentParser
+                      ) -> None:
+    """Refuse a category that neither the annotations nor the default set know: its rate
+    would be 0 for every system, a result of a typo."""
+    found = {row.category for row in mqm.read_mqm(path)} - {mqm.NO_ERROR}
+    known = sorted(found | set(mqm.RELEVANT_CATEGORIES))
+    unknown = [c for c in categories if c not in known]
+    if unknown:
+        parser.error(f"argument --categories: unknown {', '.join(map(repr, unknown))}; known "
+                     f"(the error categories of {path} and the defaults): {', '.join(known)}")
+
+
 def _mqm_command(args: argparse.Namespace) -> int:
     if bool(args.records or args.named_records) != bool(args.metric):
         args.systems_parser.error("--records (or --named-records) and --metric go together")
-    metrics = (_metric_columns(args.records, args.metric, args.named_records)
-               if args.metric else {})
+    _check_categories(args.annotations, args.categories, args.systems_parser)
+    metrics = (_metric_columns(args.records, args.metric, args.named_records,
+                               args.systems_parser) if args.metric else {})
     record = mqm.mqm_record(args.annotations, args.categories, metrics, args.weak_below,
                             args.reference)
     write_json(args.output, record)
@@ -595,8 +658,8 @@ def register_cli(tree) -> None:
     p = tree.add("systems prepare-mqm", "Recover plain system outputs, source and document ids "
                  "from an MQM annotation file", _prepare_mqm_command)
     p.add_argument("--annotations", required=True)
-    p.add_argument("--src-lang", required=True)
-    p.add_argument("--tgt-lang", required=True)
+    p.add_argument("--src-lang", type=language_code, required=True)
+    p.add_argument("--tgt-lang", type=language_code, required=True)
     p.add_argument("--origin", help="where the annotations come from (manifest)")
     p.add_argument("--systems", nargs="+", help="only these annotated systems (each must be "
                                                 "in the file)")
@@ -608,8 +671,8 @@ def register_cli(tree) -> None:
     p.add_argument("--hyp", required=True)
     p.add_argument("--ref", required=True)
     p.add_argument("--src", help="the test set's source (for metrics that read it: crr, drr)")
-    p.add_argument("--source-lang", help="the source language (with --src)")
-    p.add_argument("--target-lang", required=True)
+    p.add_argument("--source-lang", type=language_code, help="the source language (with --src)")
+    p.add_argument("--target-lang", type=language_code, required=True)
     p.add_argument("--metrics", nargs="+", choices=scores.metric_keys(),
                    default=list(scores.METRIC_KEYS), metavar="METRIC",
                    help="registered metrics, in the table's order "
@@ -647,7 +710,7 @@ def register_cli(tree) -> None:
     p.add_argument("--baseline", help="the system the others are compared with")
     p.add_argument("--ref", required=True)
     p.add_argument("--src", required=True)
-    p.add_argument("--target-lang", required=True)
+    p.add_argument("--target-lang", type=language_code, required=True)
     p.add_argument("--tokenize", choices=tokenizers(),
                    help="sacreBLEU tokenizer of the words (default: BLEU's for the language)")
     p.add_argument("--ref-conllu", metavar="FILE",
@@ -698,8 +761,8 @@ def register_cli(tree) -> None:
     p.add_argument("--tokens", nargs=2, metavar=("SRC_TOKENS", "REF_TOKENS"),
                    help="the test set's word tokens (`systems tokenize`): mark each shown "
                         "output's redundant tokens as its CRR/DRR job counts them")
-    p.add_argument("--source-lang", help="with --tokens")
-    p.add_argument("--target-lang", help="with --tokens")
+    p.add_argument("--source-lang", type=language_code, help="with --tokens")
+    p.add_argument("--target-lang", type=language_code, help="with --tokens")
     p.add_argument("--ltcr", nargs=2, metavar=("PAIRS", "ALIGN_DIR"),
                    help="the test set's LTCR pair set (`lexcons pairs`) and aligner "
                         "(`lexcons align-train`): show its first pairs, each system's "
@@ -724,8 +787,8 @@ def register_cli(tree) -> None:
                  _tokenize_command)
     p.add_argument("--src", required=True)
     p.add_argument("--ref", required=True)
-    p.add_argument("--source-lang", required=True)
-    p.add_argument("--target-lang", required=True)
+    p.add_argument("--source-lang", type=language_code, required=True)
+    p.add_argument("--target-lang", type=language_code, required=True)
     p.add_argument("--src-out", required=True)
     p.add_argument("--ref-out", required=True)
 
@@ -765,7 +828,7 @@ def register_cli(tree) -> None:
     _add_identity(p)
     p.add_argument("--hyp", required=True)
     p.add_argument("--ref", required=True)
-    p.add_argument("--target-lang", required=True)
+    p.add_argument("--target-lang", type=language_code, required=True)
     p.add_argument("--set", nargs="+", required=True, metavar="PHENOMENON.BIN=PREFIX",
                    help="a challenge set: PREFIX.ids (1-based lines) and PREFIX.ref")
     p.add_argument("--tokenized", nargs=2, metavar=("SRC_TOKENS", "REF_TOKENS"),
@@ -781,7 +844,7 @@ def register_cli(tree) -> None:
                         "like BLEU (table systems-ldd --kind metrics)")
     _add_setting_option(p)
     p.add_argument("--src", help="the test set's source (for metrics that read it: crr, drr)")
-    p.add_argument("--source-lang", help="the source language (with --src)")
+    p.add_argument("--source-lang", type=language_code, help="the source language (with --src)")
     p.add_argument("--scores", metavar="RECORD",
                    help="the system's record of 'phenomt systems score' on the same files: "
                         "its per-sentence statistics are used where they were computed as "

@@ -32,9 +32,9 @@ from phenomt.core.figures import (
     require_columns,
     write_figure,
 )
-from phenomt.core.io import InputError
+from phenomt.core.io import InputError, load_json
 from phenomt.core.metrics.resample import ALPHA, MIN_INTERVAL_SENTENCES
-from phenomt.core.tables import load_json
+from phenomt.core.tables import load_record, require_keys
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -254,18 +254,32 @@ def draw_buckets(record: Mapping, path: str | os.PathLike[str] = "record") -> Fi
 
     As in :func:`draw_challenge_sets`, a bucket of fewer than :data:`MIN_INTERVAL_SENTENCES`
     sentences is not drawn (its interval would understate its spread, and its scale would
-    hide every other bucket's) but named with its size under the panels."""
+    hide every other bucket's) but named with its size under the panels. A section the
+    record lacks (BLEU by length in a ``--words-only`` pair record) gets no panel; the note
+    says so."""
     others = [s for s in record.get("systems", []) if s != record.get("baseline")]
     if not others:
         raise InputError(path, "no system besides the baseline to draw")
-    plt = pyplot()
-    source = ("Zipf frequency, wordfreq" if "wordfreq" in record["frequency"]["frequencies"]
-              else "count in the training corpus")
-    panels = [("frequency", f"word F by word frequency ({source})", "Δ word F"),
-              ("length", "BLEU by reference length (tokens)", "Δ BLEU")]
+    panels = []
+    if record.get("frequency"):
+        source = ("Zipf frequency, wordfreq"
+                  if "wordfreq" in record["frequency"]["frequencies"]
+                  else "count in the training corpus")
+        panels.append(("frequency", f"word F by word frequency ({source})", "Δ word F"))
+    if record.get("length"):
+        panels.append(("length", "BLEU by reference length (tokens)", "Δ BLEU"))
     if record.get("pos"):
         panels.append(("pos", "word recall by part of speech (UPOS of the reference)",
                        "Δ recall"))
+    # POS is optional (no parse given): only a missing frequency or length section is noted
+    absent = [f"{name} is not in this record{why}, not drawn."
+              for key, name, why in (("frequency", "word F by frequency", ""),
+                                     ("length", "BLEU by length", " (a --words-only record: "
+                                      "`systems analysis-merge` adds it)"))
+              if not record.get(key)]
+    if not panels:
+        raise InputError(path, "no bucket analysis to draw (frequency, length or pos)")
+    plt = pyplot()
     fig, axes = plt.subplots(len(panels), 1, figsize=(7.5, 3.2 * len(panels)), squeeze=False)
     width = 0.7 / len(others)
     small = []
@@ -308,8 +322,11 @@ def draw_buckets(record: Mapping, path: str | os.PathLike[str] = "record") -> Fi
                  y=1 - 0.08 / height, va="top")
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 1 - 0.32 / height),
                fontsize=7, frameon=False, ncol=columns)
-    note = (f"Buckets of fewer than {MIN_INTERVAL_SENTENCES} sentences, not drawn "
-            "(sentences): " + ", ".join(small)) if small else None
+    notes = list(absent)
+    if small:
+        notes.append(f"Buckets of fewer than {MIN_INTERVAL_SENTENCES} sentences, not drawn "
+                     "(sentences): " + ", ".join(small))
+    note = " ".join(notes) or None
     legend_rows = -(-len(others) // columns)
     fig.tight_layout(rect=(0, _note_below(fig, note), 1,
                            1 - (0.2 + 0.15 * legend_rows) / height))
@@ -335,10 +352,22 @@ def _mqm_command(args: argparse.Namespace) -> int:
     return write_figure(fig, args.output, f"{len(fig.axes)} panels")
 
 
+def _ldd_record(path: str) -> dict:
+    """A ``systems ldd-score`` record, refused (naming the file) if it is another."""
+    kind = "'phenomt systems ldd-score'"
+    record = load_record(path, "--records", kind, ("testset", "system", "sets"))
+    if not isinstance(record["sets"], dict):
+        raise InputError(path, "'sets' is not an object")
+    for name, entry in record["sets"].items():
+        if entry:  # a set with no sentences may have no entry
+            require_keys(entry, path, "--records", kind, ("sentences",), f"sets.{name}")
+    return record
+
+
 def _challenge_command(args: argparse.Namespace) -> int:
     from phenomt.systems.tables import load_catalogue, system_info
 
-    records = [load_json(path) for path in args.records]
+    records = [_ldd_record(path) for path in args.records]
     catalogue = load_catalogue(args.catalogue)
     kinds = {r["system"]: system_info(catalogue, r["testset"], r["system"], r).get("kind")
              for r in records}
@@ -347,7 +376,9 @@ def _challenge_command(args: argparse.Namespace) -> int:
 
 
 def _buckets_command(args: argparse.Namespace) -> int:
-    fig = draw_buckets(load_json(args.record), args.record)
+    record = load_record(args.record, "--record", "'phenomt systems analyse'",
+                         ("testset", "baseline", "systems", "frequency", "length"))
+    fig = draw_buckets(record, args.record)
     return write_figure(fig, args.output, f"{len(fig.axes)} panels")
 
 

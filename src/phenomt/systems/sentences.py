@@ -30,6 +30,7 @@ output, so the report shows each line once however many groups list it.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -78,9 +79,22 @@ def _set_groups(sets: Mapping[str, tuple[list[int], list[str]]], shown: int,
     return groups
 
 
+#: Sections of a ``systems analyse`` record a ``--words-only`` pair record leaves empty (the
+#: merge fills them): its groups are left out, with a note.
+SCORE_SECTIONS = {"length": "length buckets", "examples": "example lines"}
+
+
+def analysis_notes(record: Mapping[str, Any]) -> list[str]:
+    """What an analysis record lacks, so its groups are missing (a words-only record)."""
+    absent = [name for key, name in SCORE_SECTIONS.items() if not record.get(key)]
+    return [f"the analysis record has no {' or '.join(absent)} (a --words-only record: "
+            "`systems analysis-merge` adds them); their groups are left out"] if absent else []
+
+
 def _analysis_groups(record: Mapping[str, Any]) -> dict[str, dict]:
     groups = {}
-    for bucket in record["length"]["buckets"]:
+    length = record.get("length") or {"buckets": []}
+    for bucket in length["buckets"]:
         groups[group_key("length", bucket["bucket"])] = {
             "label": f"reference length {bucket['bucket']}", "size": bucket["sentences"],
             "lines": list(bucket["lines"])}
@@ -98,7 +112,8 @@ def _analysis_groups(record: Mapping[str, Any]) -> dict[str, dict]:
             "label": f"reference words tagged {bucket['bucket']} ({pos['parse']})",
             "size": None, "lines": sorted(int(line) for line in words),
             "reference_words": dict(words)}
-    for found in record["examples"]["systems"].values():
+    examples = record.get("examples") or {"systems": {}}
+    for found in examples["systems"].values():
         for entries in found.values():
             for entry in entries:
                 groups[group_key("line", entry["line"])] = {
@@ -197,8 +212,12 @@ def sentences_record(*, testset: str, sources: Sequence[str], references: Sequen
         if len(lines) != len(references):
             raise ValueError(f"{system}: {len(lines)} lines for {len(references)} references")
     groups = _set_groups(sets or {}, shown, len(references))
+    notes = []
     if analysis is not None:
         groups.update(_analysis_groups(analysis))
+        notes = analysis_notes(analysis)
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
     if ltcr is not None:
         pair_file, align_model = ltcr
         if sum(pair_file.sentences) != len(references):
@@ -216,5 +235,8 @@ def sentences_record(*, testset: str, sources: Sequence[str], references: Sequen
             texts[str(line)]["redundant"] = {
                 s: redundant_tokens(redundancy, tokenize(h[line - 1]), src_tokens[line - 1],
                                     ref_tokens[line - 1]) for s, h in hypotheses.items()}
-    return {"schema": SCHEMA, "testset": testset, "systems": list(hypotheses), "shown": shown,
-            "groups": groups, "texts": texts}
+    record = {"schema": SCHEMA, "testset": testset, "systems": list(hypotheses),
+              "shown": shown, "groups": groups, "texts": texts}
+    if notes:  # only then: a full record's bytes stay as they were
+        record["notes"] = notes
+    return record
