@@ -352,3 +352,16 @@ def test_sets_table_names_an_ltcr_key_without_its_set(tmp_path, capsys):
     err = error_of(capsys, "lexcons", "sets-table", "--ltcr", f"nosystem={record}",
                    "--output-md", tmp_path / "t.md", "--output-csv", tmp_path / "t.csv")
     assert "--ltcr: expected SET/SYSTEM=FILE, got 'nosystem'" in err
+
+
+def test_model_tables_refuse_a_hypothesis_without_its_ltcr_record(tmp_path, capsys):
+    from phenomt.lexcons.results import LTCR_KEYS
+
+    record = dump(tmp_path / "l.json", dict.fromkeys(LTCR_KEYS))
+    ref = tmp_path / "ref.en"
+    ref.write_text("a b\n", encoding="utf-8")
+    err = error_of(capsys, "lexcons", "model-tables", "--ltcr", f"sent={record}",
+                   "--hyp", f"doc={ref}", "--ref", ref, "--scale", "s", "--testset-note", "t",
+                   "--table-prefix", tmp_path / "t")
+    assert "--hyp: no --ltcr record for 'doc' (records: sent)" in err
+    assert list(tmp_path.glob("t*")) == []

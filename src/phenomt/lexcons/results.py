@@ -147,6 +147,10 @@ def _tcp_records(pairs: Sequence[tuple[str, str]]) -> dict[str, dict[str, Any]]:
 def _models_command(args: argparse.Namespace) -> int:
     records = {name: load_record(path, "--ltcr", "'phenomt score ltcr'", LTCR_KEYS)
                for name, path in args.ltcr}
+    unknown = [name for name, _ in args.hyp if name not in records]
+    if unknown:  # Table 6 would leave its BLEU out without a word
+        raise InputError("--hyp", f"no --ltcr record for {', '.join(map(repr, unknown))} "
+                                  f"(records: {', '.join(records)})")
     cased = get("bleu", tokenize="13a", lowercase=True)
     bleu = {name: score_files(cased, path, args.ref) for name, path in args.hyp}
     prefix = args.table_prefix
