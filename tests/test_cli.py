@@ -54,6 +54,21 @@ def test_input_errors_exit_2_with_file_and_line(tmp_path, capsys):
     assert not (tmp_path / "o.json").exists()
 
 
+@pytest.mark.parametrize("argv", [
+    ["evaluate", "--src", "s", "--ref", "r", "--langs", "xx-yy", "--hyp", "a=b"],
+    ["score", "bleu", "--hyp", "h"],
+])
+def test_usage_errors_are_one_line_pointing_at_help(argv, capsys):
+    with pytest.raises(SystemExit) as end:
+        main(argv)
+    assert end.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "usage:" not in err
+    assert err.startswith(f"phenomt {' '.join(argv[:2]) if argv[0] == 'score' else argv[0]}: "
+                          "error: ")
+    assert err.rstrip().endswith("--help)")
+
+
 def test_version(capsys):
     with pytest.raises(SystemExit):
         main(["--version"])
@@ -107,3 +122,31 @@ def test_every_option_of_evaluate_and_every_group_says_what_it_does():
     missing = [a.dest for a in evaluate._actions if not a.help]
     assert not missing
     assert "When a mirror is needed" in evaluate.format_help()
+
+
+def _commands(parser, path=()):
+    """Every command path of ``parser``: ("score", "bleu"), ("evaluate",) ..."""
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _commands(sub, (*path, name))
+            return
+    yield path
+
+
+def test_the_developers_command_table_lists_every_command():
+    """docs/development.md's table of groups and commands, against the parser."""
+    import re
+
+    text = (Path(__file__).parents[1] / "docs" / "development.md").read_text(encoding="utf-8")
+    documented = {}
+    for group, cell in re.findall(r"^\| `([a-z]+)` \| (.*) \|$", text, re.MULTILINE):
+        documented[group] = set(re.findall(r"`([a-z0-9-]+)`", cell))
+    actual: dict[str, set[str]] = {}
+    for path in _commands(build_parser()):
+        actual.setdefault(path[0], set()).update(path[1:2])
+    assert set(documented) == set(actual)
+    for group, commands in actual.items():
+        assert documented[group] == commands, group

@@ -71,13 +71,12 @@ COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(m for ms in COMMANDS.valu
 
 
 def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
-    import argparse
     import importlib
 
     from phenomt import __version__
-    from phenomt.core.cliargs import CommandTree
+    from phenomt.core.cliargs import CommandTree, Parser
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="phenomt", description="phenomt: phenomenon-level evaluation of machine translation")
     parser.add_argument("--version", action="version", version=f"phenomt {__version__}")
     tree = CommandTree(parser, GROUP_HELP)

@@ -77,6 +77,14 @@ def named_file(text: str) -> tuple[str, str]:
     return name, path
 
 
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line, like every other refusal of
+    bad input; ``--help`` still lists the options."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 class CommandTree:
     """Builds nested argparse sub-commands from space-separated paths."""
 

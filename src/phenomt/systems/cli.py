@@ -822,9 +822,9 @@ def register_cli(tree) -> None:
     p.add_argument("--output", required=True)
     p.set_defaults(systems_parser=p)
 
-    p = tree.add("systems ldd-score", "BLEU with sacreBLEU's interval (and RIBES of the "
-                 "reordering sets) of one system on the LDD challenge sets of its test set and "
-                 "on the full test set, as a JSON record", _ldd_score_command)
+    p = tree.add("systems ldd-score", "BLEU with its 95% sentence-bootstrap interval (and "
+                 "RIBES of the reordering sets) of one system on the LDD challenge sets of its "
+                 "test set and on the full test set, as a JSON record", _ldd_score_command)
     _add_identity(p)
     p.add_argument("--hyp", required=True)
     p.add_argument("--ref", required=True)
