@@ -30,6 +30,22 @@ def run_snakemake(*args: str, cwd: Path = ROOT, timeout: int = 900
     return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
 
 
+def error_of(capsys, *argv: object) -> str:
+    """Run ``phenomt argv`` in this process: it must stop with status 2 and one ``error:``
+    line, no traceback; returns stderr."""
+    from phenomt.cli import run
+
+    try:
+        status = run([str(a) for a in argv])
+    except SystemExit as stop:  # argparse
+        status = stop.code
+    err = capsys.readouterr().err
+    assert status == 2, err
+    assert "error:" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err  # usage errors too (cli Parser)
+    return err
+
+
 def tiny_workdir(path: Path) -> Path:
     """Prepare ``path`` to run the checked-in tiny config (its tests/ paths resolve there)."""
     path.mkdir(parents=True, exist_ok=True)

@@ -11,25 +11,11 @@ from pathlib import Path
 import pytest
 
 import tests.conftest as conftest
-from phenomt.cli import main
-from tests.conftest import ROOT
+from tests.conftest import ROOT, error_of
 
 TCP = ROOT / "tests" / "data" / "lexcons" / "tcp"
 LEXCONS = ROOT / "tests" / "data" / "lexcons"
 SYSTEMS = ROOT / "tests" / "data" / "systems"
-
-
-def error_of(capsys, *argv: object) -> str:
-    """Run ``phenomt argv``: it must stop with status 2 and an ``error:`` line; returns
-    stderr."""
-    try:
-        status = main([str(a) for a in argv])
-    except SystemExit as stop:  # argparse
-        status = stop.code
-    err = capsys.readouterr().err
-    assert status == 2, err
-    assert "error:" in err and "Traceback" not in err
-    return err
 
 
 # --------------------------------------------------------------------------- score tcp

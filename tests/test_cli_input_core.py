@@ -12,27 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from phenomt.cli import main
 from phenomt.core.requires import missing
-from tests.conftest import ROOT
+from tests.conftest import ROOT, error_of
 
 SYSTEMS = ROOT / "tests" / "data" / "systems"
 SRC, REF = SYSTEMS / "src.de", SYSTEMS / "ref.en"  # 6 parallel lines
 # A light install stops these commands first, saying torch and fairseq are missing.
 needs_training = pytest.mark.skipif(bool(missing()), reason="needs torch and fairseq")
-
-
-def error_of(capsys, *argv: object) -> str:
-    """Run ``phenomt argv``: it must stop with status 2 and one ``error:`` line; returns
-    stderr."""
-    try:
-        status = main([str(a) for a in argv])
-    except SystemExit as stop:  # argparse
-        status = stop.code
-    err = capsys.readouterr().err
-    assert status == 2, err
-    assert "error:" in err and "Traceback" not in err
-    return err
 
 
 def _write(path: Path, data: str | bytes) -> Path:

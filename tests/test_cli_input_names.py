@@ -16,24 +16,11 @@ from phenomt.cli import build_parser, main
 from phenomt.core import cliargs
 from phenomt.core.io import InputError
 from phenomt.plan.config import SCHEMA, load_config, load_yaml
-from tests.conftest import ROOT, run_snakemake
+from tests.conftest import ROOT, error_of, run_snakemake
 
 SYSTEMS = ROOT / "tests" / "data" / "systems"
 MINI = ROOT / "tests" / "data" / "lexcons" / "mini"
 BAD_CODES = ["/../../ESCAPED", "../../x", "a b", "DE", "d", "de-en", ""]
-
-
-def error_of(capsys, *argv: object) -> str:
-    """Run ``phenomt argv``: it must stop with status 2 and one ``error:`` line, no
-    traceback; returns stderr."""
-    try:
-        status = main([str(a) for a in argv])
-    except SystemExit as stop:  # argparse
-        status = stop.code
-    err = capsys.readouterr().err
-    assert status == 2, err
-    assert "error:" in err and "Traceback" not in err
-    return err
 
 
 def files_under(folder: Path) -> set[Path]:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from phenomt.cli import run
+from tests.conftest import error_of
 
 BAD_BYTES = b'{"a": "\xff"}\n'
 
@@ -22,14 +23,6 @@ def outcome(capsys, *argv: object) -> tuple[int, str]:
     except SystemExit as stop:  # argparse
         status = stop.code
     return status, capsys.readouterr().err
-
-
-def error_of(capsys, *argv: object) -> str:
-    """stderr of a command that must stop with status 2 and one ``error:`` line."""
-    status, err = outcome(capsys, *argv)
-    assert status == 2, err
-    assert "error:" in err and "Traceback" not in err
-    return err
 
 
 def dump(path: Path, record: object) -> Path:
