@@ -29,12 +29,14 @@ def test_atomic_write_replaces_old_content(tmp_path):
 
 
 def test_atomic_write_refuses_a_folder_and_an_unwritable_place(tmp_path):
-    with pytest.raises(InputError, match=r"is a folder; give a file name"):
+    with pytest.raises(IsADirectoryError, match=r"is a folder; give a file name") as err:
         write_lines(tmp_path, ["x"])
+    assert err.value.filename == str(tmp_path)
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    with pytest.raises(InputError, match=r"file/out\.txt: cannot be written"):
+    with pytest.raises(NotADirectoryError, match=r"cannot be written") as err:
         write_lines(blocker / "out.txt", ["x"])
+    assert err.value.filename == str(blocker / "out.txt")
     assert blocker.read_text() == "x"
 
 

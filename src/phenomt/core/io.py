@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import gzip
 import io
 import json
@@ -44,13 +45,20 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "w", encoding: str | 
     A killed or failing writer therefore never leaves a partial file under the final name.
     """
     target = Path(path)
+    # OSErrors naming the target (not its temporary name): callers such as the caches catch
+    # them, and the command line prints them in one line
     if target.is_dir():
-        raise InputError(target, "is a folder; give a file name to write")
+        raise IsADirectoryError(errno.EISDIR, "is a folder; give a file name to write",
+                                str(target))
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except FileExistsError as err:  # mkdir met a file where a folder of the path should be
+        raise NotADirectoryError(errno.ENOTDIR, "cannot be written: a file stands where its "
+                                 "folder should be", str(target)) from err
     except OSError as err:
-        raise InputError(target, f"cannot be written: {err.strerror or err}") from err
+        raise type(err)(err.errno, f"cannot be written: {err.strerror or err}",
+                        str(target)) from err
     # mkstemp creates 0600 files; give the result the permissions a plain open() would.
     os.chmod(tmp, 0o666 & ~_UMASK)
     binary = "b" in mode
