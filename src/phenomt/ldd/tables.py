@@ -21,7 +21,6 @@ from phenomt.core import papers
 from phenomt.core.bins import bin_order, bin_title, parse_bin
 from phenomt.core.io import InputError, load_json
 from phenomt.core.lazy import pandas as pd
-from phenomt.core.metrics.resample import holm
 from phenomt.core.tables import bleu_table as model_bleu_table
 from phenomt.core.tables import format_number as _fmt
 from phenomt.ldd.extract import REORDER
@@ -286,7 +285,7 @@ def _scoring_notes(records: Iterable[Mapping[str, Any]]) -> list[str]:
 
 def distance_correlation(distances: Sequence[float], scores: Sequence[float]
                          ) -> dict[str, Any]:
-    """Spearman's ρ between distance and score with its p-value, and Pearson's r of the same
+    """Spearman's ρ between distance and score, and Pearson's r of the same
     points, or ``None`` and a reason.
 
     Both are undefined with fewer than three points or when either side is constant; scipy
@@ -296,7 +295,7 @@ def distance_correlation(distances: Sequence[float], scores: Sequence[float]
     if len(distances) != len(scores):
         raise ValueError("one score per distance is needed")
     n = len(scores)
-    result: dict[str, Any] = {"rho": None, "p": None, "r": None, "n": n, "note": None}
+    result: dict[str, Any] = {"rho": None, "r": None, "n": n, "note": None}
     if n < 3:
         result["note"] = f"only {n} distance bin{'s' if n != 1 else ''}: ρ not computed"
     elif len(set(scores)) == 1:
@@ -308,14 +307,12 @@ def distance_correlation(distances: Sequence[float], scores: Sequence[float]
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            outcome = spearmanr(distances, scores)
+            rho = float(spearmanr(distances, scores).statistic)
             pearson = float(pearsonr(distances, scores).statistic)
-        rho, p = float(outcome.statistic), float(outcome.pvalue)
         if math.isnan(rho):
             result["note"] = "ρ undefined"
         else:
             result["rho"] = rho
-            result["p"] = None if math.isnan(p) else p
         result["r"] = None if math.isnan(pearson) else pearson
     return result
 
@@ -350,21 +347,18 @@ def distance_table(records: Sequence[Mapping[str, Any]], bins: Sequence[str] = D
             row.update(_paper_models("Table 5", _set_name({**name, "bin": label}),
                                      f"paper {title}"))
         row.update({"Spearman ρ": _fmt(correlation["rho"], 3),
-                    "p": _fmt(correlation["p"], 3), "p (Holm)": correlation["p"],
                     "Pearson r": _fmt(correlation["r"], 2),
                     **{f"paper corr. ({label})": paper_printed(
                         "Table 5", f"{corpus}/{direction}/{phenomenon}", f"{column}/spearman")
                        for column, label in PAPER_MODELS.items()},
                     "n": correlation["n"], "note": correlation["note"]})
         rows.append(row)
-    # every row's ρ is tested in the one table: its p-values are one family
-    for row, adjusted in zip(rows, holm([row["p (Holm)"] for row in rows]), strict=True):
-        row["p (Holm)"] = _fmt(adjusted, 3)
     frame = sorted_frame(rows, ["model", "corpus", "direction", "scoring", "phenomenon"])
     notes = ["Spearman's ρ (scipy.stats.spearmanr) and Pearson's r (scipy.stats.pearsonr) "
-             "between each bin's BLEU and its distance (All = 0, ≥k = k); p is scipy's "
-             "two-sided p-value of ρ, from so few points it is only indicative; p (Holm): "
-             "the same Holm-adjusted over every row of the table (one family).",
+             "between each bin's BLEU and its distance (All = 0, ≥k = k). They describe the "
+             "trend and test nothing, so no p-value is given: the bins are nested (All ⊇ ≥1 "
+             "⊇ ≥2 ⊇ ≥3), so their scores are not independent points, and with four bins "
+             "even ρ = ±1 has an exact two-sided permutation p of 2/24 = 0.083.",
              f"Paper columns: {papers.citation(PAPER, 'Table 5')}, Moses BLEU of the Books "
              "sets by minimum distance; '—' where the paper has no such set (it has no News "
              "rows here).",
