@@ -596,6 +596,29 @@ def test_control_table() -> None:
     assert (row["BLEU"], row["control mean"], row["rank"]) == ("0.00", "100.00", "1/5")
     assert any("4 random corpora" in n and "seed 2" in n for n in notes)
     assert any("Section 4.3" in n and "no numbers" in n for n in notes)
+    # a set of one sentence gets no p: a handful of length-matched sentences says nothing
+    assert row["p (lower)"] is None and row["p (Holm)"] is None
+
+
+def test_control_table_holm_adjusts_the_sets_as_one_family() -> None:
+    import copy
+
+    refs = [f"r{i} a b c d" for i in range(8)]
+    base = control_record(SetKey("news", "de-en", "reflexive", "ge2"), "m", refs, refs,
+                          ["s"] * 8, [1], draws=4, seed=2, exclude_set=True)
+    records = []
+    for bin_, p_lower in (("ge1", 0.01), ("ge2", 0.04), ("ge3", 0.03)):
+        record = copy.deepcopy(base)
+        record.update(bin=bin_, sentences=12)
+        record["control"].update(draws=99, p_lower=p_lower)
+        records.append(record)
+    frame, notes = control_table(records)
+    rows = {r["bin"]: r for r in frame.to_dict("records")}
+    # Holm over 3: 0.01 x 3 = 0.03; 0.03 x 2 = 0.06; 0.04 x 1 = 0.04 -> max so far 0.06
+    assert [rows[b]["p (Holm)"] for b in ("ge1", "ge3", "ge2")] == ["0.0300", "0.0600", "0.0600"]
+    note = next(n for n in notes if "p (Holm)" in n)
+    assert "3 tested sets" in note and "1/(draws + 1) = 0.0100" in note
+    assert "at least 59 draws" in note  # 20 x 3 - 1
 
 
 # --- command line -------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from phenomt.core import papers
 from phenomt.core.bins import bin_order, bin_title, parse_bin
 from phenomt.core.io import InputError, load_json
 from phenomt.core.lazy import pandas as pd
+from phenomt.core.metrics.resample import MIN_INTERVAL_SENTENCES, holm
 from phenomt.core.tables import bleu_table as model_bleu_table
 from phenomt.core.tables import format_number as _fmt
 from phenomt.ldd.extract import REORDER
@@ -419,6 +420,8 @@ def control_table(records: Sequence[Mapping[str, Any]],
     rows = []
     for record in records:
         control = record["control"] or {}
+        # a handful of sentences matched by length says nothing: no test (as for intervals)
+        tested = bool(control) and record["sentences"] >= MIN_INTERVAL_SENTENCES
         rows.append({"model": record["model"], "corpus": record["corpus"],
                      "direction": record["direction"], "phenomenon": record["phenomenon"],
                      "bin": record["bin"], "distance": bin_title(record["bin"]),
@@ -430,9 +433,16 @@ def control_table(records: Sequence[Mapping[str, Any]],
                      "control max": _fmt(control.get("max")),
                      "rank": f"{control['rank']}/{control['of']}" if control else None,
                      "percentile": _fmt(control.get("percentile"), 1),
-                     "p (lower)": _fmt(control.get("p_lower"), 4),
+                     "p (lower)": _fmt(control.get("p_lower"), 4) if tested else None,
+                     "p (Holm)": control.get("p_lower") if tested else None,
                      "reused": control.get("reused"), "widened": control.get("widened")})
+    # every set of the table is one test of the same question: one family
+    family = [row["p (Holm)"] for row in rows]
+    for row, adjusted in zip(rows, holm(family), strict=True):
+        row["p (Holm)"] = _fmt(adjusted, 4)
     frame = sorted_frame(rows, ["model", "corpus", "direction", "phenomenon", "bin"])
+    tests = sum(p is not None for p in family)
+    floors = sorted({1 / (r["control"]["draws"] + 1) for r in records if r["control"]})
     settings = sorted({(r["control"]["draws"], r["control"]["tolerance"], r["control"]["seed"],
                         r["control"]["exclude_set"]) for r in records if r["control"]})
     notes = [f"{draws} random corpora per set, each set sentence matched by a full-corpus "
@@ -442,7 +452,15 @@ def control_table(records: Sequence[Mapping[str, Any]],
              for draws, tolerance, seed, exclude in settings]
     notes += ["rank = 1 + number of random corpora with lower BLEU, out of draws + 1 (1 = lowest); "
               "percentile = % of random corpora with lower BLEU (ties count half); p (lower) = "
-              "(1 + number with BLEU ≤ the set's) / (draws + 1). std is the sample standard "
+              "(1 + number with BLEU ≤ the set's) / (draws + 1), the one-sided randomization p "
+              "that the set scores lower than corpora of its lengths; p (Holm): the same "
+              f"Holm-adjusted over the table's {tests} tested sets (one family). Sets of "
+              f"fewer than {MIN_INTERVAL_SENTENCES} sentences get no p. The smallest "
+              "attainable p is 1/(draws + 1) = "
+              + ", ".join(f"{floor:.4f}" for floor in floors)
+              + f", so with {tests} tests an adjusted p can reach 0.05 only with at least "
+              f"{max(0, math.ceil(20 * tests) - 1)} draws; the rank and percentile, the "
+              "paper's own reading, stand without it. std is the sample standard "
               "deviation. reused: sentences drawn a second time inside one random corpus "
               "(summed over the corpora) because their length window was used up; widened: "
               "set sentences with no candidate within the tolerance."]
