@@ -236,7 +236,7 @@ _LATEX_SYMBOLS = {
     "ρ": r"\ensuremath{\rho}", "σ": r"\ensuremath{\sigma}", "≥": r"\ensuremath{\geq}",
     "≤": r"\ensuremath{\leq}", "≠": r"\ensuremath{\neq}", "≈": r"\ensuremath{\approx}",
     "±": r"\ensuremath{\pm}", "×": r"\ensuremath{\times}", "·": r"\ensuremath{\cdot}",
-    "−": r"\ensuremath{-}", "→": r"\ensuremath{\rightarrow}",
+    "−": r"\ensuremath{-}", "→": r"\ensuremath{\rightarrow}", "⊇": r"\ensuremath{\supseteq}",
     "↔": r"\ensuremath{\leftrightarrow}", "⁻": r"\ensuremath{^{-}}", "¹": r"\ensuremath{^{1}}",
     "²": r"\ensuremath{^{2}}", "▼": r"\ensuremath{\blacktriangledown}",
     "▲": r"\ensuremath{\blacktriangle}", "†": r"\dag{}", "‡": r"\ddag{}", "…": r"\dots{}",

@@ -12,7 +12,7 @@ models we do not train, G-Transformer and CVAE-Transformer) are shown beside our
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from phenomt.core import papers
@@ -118,6 +118,47 @@ def sets_table(records: dict[tuple[str, str], dict[str, Any]],
     return pd.DataFrame(rows)
 
 
+def _documents(record: Mapping[str, Any]) -> int | None:
+    """The test documents a record's intervals resample: its ``documents``, else the rows of
+    its per-document statistics."""
+    if record.get("documents") is not None:
+        return int(record["documents"])
+    rows = (record.get("statistics") or {}).get("rows")
+    return None if rows is None else len(rows)
+
+
+def _bootstrap(record: Mapping[str, Any]) -> str:
+    """The settings of a record's bootstrap: level, unit, resamples and resampling seed."""
+    found = record.get("intervals") or {}
+    level = found.get("level")
+    samples, seed = found.get("samples"), found.get("seed")
+    unit = found.get("unit") or "document"
+    return (f"{'' if level is None else f'{100 * level:g}% '}percentile bootstrap over the "
+            f"test {unit}s ("
+            + (f"{samples:,} resamples" if samples is not None else "resamples not recorded")
+            + (f", resampling seed {seed}" if seed is not None else ", seed not recorded")
+            + ")")
+
+
+def interval_note(records: Mapping[Any, Mapping[str, Any]], trained: bool = True) -> str:
+    """How the records' LTCR intervals were made, read from the records: the bootstrap (unit,
+    resamples, seed) and how many documents, per test set where ``records`` are keyed by
+    (test set, system); ``trained``: the systems are models trained here (one run each)."""
+    settings = list(dict.fromkeys(_bootstrap(r) for r in records.values()))
+    sizes: dict[str, int | None] = {}
+    for key, record in records.items():
+        name = key[0] if isinstance(key, tuple) else ""
+        sizes.setdefault(name, _documents(record))
+    counts = "; ".join(f"{name + ': ' if name else ''}"
+                       + (f"{n:,} documents" if n is not None else "documents not recorded")
+                       for name, n in sizes.items())
+    return (f"Intervals: {'; '.join(settings)}, on {counts}; each test set's "
+            "documents are resampled whole (the pairs of a repeated word span a document's "
+            "sentences)."
+            + (" Each trained system is one training run: the intervals cover the test "
+               "documents only, not training variation." if trained else ""))
+
+
 #: Fields every `score ltcr` record has (a record of another command lacks some).
 LTCR_KEYS = ("l_all", "l_anno", "unjudged_all", "unjudged_anno", "by_pos", "by_distance",
              "intervals", "stemmer")
@@ -157,8 +198,8 @@ def _models_command(args: argparse.Namespace) -> int:
     signature = next(iter(bleu.values()))["signature"] if bleu else "no BLEU scored"
     reference = records.get("reference")
     notes = [*args.note,
-             f"LTCR settings: {next(iter(records.values()))['stemmer']}; intervals: "
-             "95% percentile bootstrap over documents.",
+             f"LTCR settings: {next(iter(records.values()))['stemmer']}.",
+             interval_note(records),
              "Reference (calibration): the reference scored as a hypothesis; its distance "
              "below 100% measures the aligner's noise"
              + (f" (L-Anno {format_number(_percent(reference['l_anno']))}%)." if reference
@@ -195,6 +236,7 @@ def _sets_command(args: argparse.Namespace) -> int:
     tcp = _tcp_records(args.tcp)
     frame = sets_table(records, tcp, args.tcp_set)
     notes = [*args.note, "L-All only: these sets have no annotated chains.",
+             interval_note(records),
              "TCP (Sun et al.): geometric mean of the tense, conjunction and pronoun hit "
              f"rates on {args.tcp_set}{_tcp_sample(tcp)}." if tcp else "No TCP test configured."]
     write_table(frame, args.output_md, args.output_csv,

@@ -105,8 +105,22 @@ def calibration_note(record: dict[str, Any]) -> str:
     return (f"Calibration: the reference scored as a hypothesis reaches L-Anno "
             f"{share('l_anno')} ({record['judged_anno']} of {record['pairs_anno']} pairs "
             f"judged) and L-All {share('l_all')} ({record['judged_all']} of "
-            f"{record['pairs_all']} judged); 95% intervals over documents. The distance of "
+            f"{record['pairs_all']} judged); {_bootstrap_note(record)}. The distance of "
             "L-Anno from 100 measures the aligner's noise.")
+
+
+def _bootstrap_note(record: dict[str, Any]) -> str:
+    """How the record's intervals were drawn, read from it: level, unit, resamples, seed and
+    the number of documents resampled."""
+    found = record["intervals"]
+    level = found.get("level", ltcr.DEFAULT_LEVEL)
+    unit = found.get("unit") or "document"
+    documents = record.get("documents")
+    return (f"{100 * level:g}% intervals: percentile bootstrap over the "
+            + (f"{documents:,} " if documents is not None else "")
+            + f"test {unit}s ({found['samples']:,} resamples, resampling seed "
+            f"{found['seed']}); the reference is one fixed text, so they cover the test "
+            f"{unit}s only")
 
 
 def _tables_command(args: argparse.Namespace) -> int:

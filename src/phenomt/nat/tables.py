@@ -434,13 +434,18 @@ def teacher_notes(cards: Sequence[str | Path]) -> list[str]:
 
 
 def interval_notes(score_files: Sequence[str | Path]) -> list[str]:
-    """How the ``[low, high]`` intervals were drawn, once per distinct bootstrap."""
+    """How the ``[low, high]`` intervals were drawn, once per distinct bootstrap: what they
+    resample (the test sentences), how often, with which resampling seed, and what they leave
+    out (each system is one training run)."""
     seen: dict[str, None] = {}
     for path in score_files:
         b = load_json(path).get("bootstrap")
         if b:
-            seen[f"[low, high]: {100 * b['confidence']:.0f}% percentile interval of "
-                 f"{b['samples']:,} sentence resamples (seed {b['seed']})."] = None
+            seen[f"[low, high]: {100 * b['confidence']:.0f}% percentile interval of a "
+                 f"bootstrap over the test sentences ({b['samples']:,} sentence resamples, "
+                 f"resampling seed {b['seed']}). Each system is one training run: the "
+                 "intervals cover the test sentences only, not training variation (another "
+                 "training seed would give another model)."] = None
     return list(seen)
 
 

@@ -137,22 +137,63 @@ def _rankings(records: Sequence[Mapping], keys: Sequence[str]
     return found
 
 
+def _adjusted_cell(q: float | None) -> str | None:
+    """A Holm-adjusted p with its significance mark (None or NaN: nothing was tested)."""
+    if q is None or math.isnan(q):
+        return None
+    return f"{q:.4f}" + (" *" if q < ALPHA else "")
+
+
+def _secondary_families(records: Sequence[Mapping], keys: Sequence[str]
+                        ) -> dict[tuple[str, str, str], dict[str, float | None]]:
+    """Holm over each secondary subset's tests against the baseline: (test set, subset,
+    metric) -> system -> adjusted p. A subset other than the main one (e.g. the 'all' lines
+    of a masked test set) is its own family, the tests of every system of the test set on
+    that subset and metric; a missing or NaN p stays out of it."""
+    found: dict[tuple[str, str, str], dict[str, float | None]] = {}
+    for key in keys:
+        families: dict[tuple[str, str], list[tuple[str, float | None]]] = {}
+        for record, subset in _ordered(records):
+            if subset == record["main"] or key not in record["metrics"]:
+                continue
+            entry = record["subsets"][subset].get(key) or {}
+            families.setdefault((record["testset"], subset), []).append(
+                (record["system"], entry.get("p_value")))
+        for (testset, subset), tests in families.items():
+            adjusted = holm([p for _, p in tests])
+            found[testset, subset, key] = {system: q for (system, _), q in
+                                           zip(tests, adjusted, strict=True)}
+    return found
+
+
+def _family_size(adjusted: Mapping[str, float | None]) -> int:
+    """How many tests a Holm family holds (a missing or NaN p is none)."""
+    return sum(q is not None and not math.isnan(q) for q in adjusted.values())
+
+
 def _ranked_cells(record: Mapping, subset: str, key: str,
-                  ranked: ranking.Ranking | None) -> dict[str, str | None]:
-    """The system's cluster and the Holm-adjusted p of its test against the baseline (main
-    subset only: the clusters and the family are the main subset's)."""
+                  ranked: ranking.Ranking | None,
+                  secondary: Mapping[tuple[str, str, str], Mapping[str, float | None]]
+                  ) -> dict[str, str | None]:
+    """The system's cluster (main subset only) and the Holm-adjusted p of its test against
+    the baseline: on the main subset over every pair of the test set's systems (the family
+    the clusters come from), on another subset over that subset's tests against the baseline
+    (``secondary``, :func:`_secondary_families`)."""
     label = metrics.METRICS[key].label
     cells: dict[str, str | None] = {f"{label} cluster": None, f"p adj. ({label})": None}
-    if ranked is None or subset != record["main"]:
+    if subset != record["main"]:
+        family = secondary.get((record["testset"], subset, key)) or {}
+        cells[f"p adj. ({label})"] = _adjusted_cell(family.get(record["system"]))
+        return cells
+    if ranked is None:
         return cells
     cluster = ranked.cluster_of(record["system"])
     cells[f"{label} cluster"] = None if cluster is None else str(cluster)
     baseline = record.get("baseline")
     if baseline and baseline != record["system"] and (record["system"], baseline) in \
             ranked.adjusted:
-        q = ranked.adjusted[record["system"], baseline]
-        if not math.isnan(q):  # NaN: the difference is undefined, nothing was tested
-            cells[f"p adj. ({label})"] = f"{q:.4f}" + (" *" if q < ALPHA else "")
+        # NaN: the difference is undefined, nothing was tested
+        cells[f"p adj. ({label})"] = _adjusted_cell(ranked.adjusted[record["system"], baseline])
     return cells
 
 
@@ -174,6 +215,7 @@ def bleu_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str, str], d
     system's significance cluster."""
     keys = record_metrics(records)
     rankings = _rankings(records, keys)
+    secondary = _secondary_families(records, keys)
     rows = []
     for record, subset in _ordered(records):
         entry = record["subsets"][subset]
@@ -184,14 +226,17 @@ def bleu_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str, str], d
                "kind": info.get("kind") or None}
         for key in keys:
             row.update(_metric_cells(entry, key))
-            row.update(_ranked_cells(record, subset, key, rankings[record["testset"], key]))
+            row.update(_ranked_cells(record, subset, key, rankings[record["testset"], key],
+                                     secondary))
         rows.append({**row, "empty lines": entry["empty_lines"],
                      "README BLEU": _readme_bleu(info, record, subset),
                      "origin": info["origin"], "licence": info["licence"]})
     notes = ["Δ and p are against the test set's baseline system (the row marked baseline), "
-             "p raw (unmarked; subsets other than the main one have no adjusted p); p adj.: "
-             "Holm-adjusted over every pair of the test set's systems on the metric (the family "
-             "the clusters come from), * marks adjusted p < 0.05. Intervals "
+             "p raw (unmarked); p adj.: Holm-adjusted, on the main subset over every pair of "
+             "the test set's systems on the metric (the family the clusters come from), on a "
+             "secondary subset (e.g. the 'all' lines of a masked test set) over that subset's "
+             "tests against the baseline on the metric (its own family; sizes below); only "
+             "the adjusted p carries a mark: * marks adjusted p < 0.05. Intervals "
              "and tests cover the test sentences only: each system is one given output.",
              "Cluster: systems ranked as WMT ranks them (1 = best): a boundary only where every "
              "system above is significantly better than every system below (paired tests on the "
@@ -231,6 +276,13 @@ def bleu_table(records: Sequence[Mapping], catalogue: Mapping[tuple[str, str], d
         if first.get("mask") is not None:
             notes.append(f"{testset}: the main result is on the lines marked in "
                          f"{first['mask']} ({first['main']}); 'all' lines are secondary.")
+        families = [f"{subset} lines, {metrics.METRICS[key].label}: {size} tests"
+                    for (name, subset, key), adjusted in sorted(secondary.items())
+                    if name == testset and (size := _family_size(adjusted))]
+        if families:
+            notes.append(f"{testset}: p adj. of the secondary subsets, each (subset, metric) "
+                         "its own Holm family of the tests against the baseline ("
+                         + "; ".join(families) + "), apart from the main subset's family.")
         empty = [f"{r['system']} ({r['empty_lines']})" for r in mine if r["empty_lines"]]
         if empty:
             notes.append(f"{testset}: empty lines are scored as empty hypotheses: "
@@ -271,6 +323,22 @@ def _comparison_cell(comparison: Mapping, subset: str,
     return f"vs {comparison['b']}: " + "; ".join(parts)
 
 
+def _randomization_cell(comparison: Mapping, subset: str,
+                        adjusted: Mapping[str, float | None]) -> str | None:
+    """The randomization p of a system's paired tests, each with that p Holm-adjusted over
+    the table's randomization tests (``adjusted``, by measure); * only on the adjusted p."""
+    tests = _comparison_tests(comparison, subset)
+    parts = []
+    for measure, result in tests.items():
+        p = result.get("p_randomization")
+        q = adjusted.get(measure)
+        if p is None or q is None or math.isnan(q):
+            continue
+        marker = " *" if q < comparison["test"]["alpha"] else ""
+        parts.append(f"{REDUNDANCY_MEASURES[measure]} p={p:.4f}, Holm {q:.4f}{marker}")
+    return f"vs {comparison['b']}: " + "; ".join(parts) if parts else None
+
+
 def redundancy_table(records: Sequence[Mapping], comparisons: Sequence[Mapping],
                      catalogue: Mapping[tuple[str, str], dict]
                      ) -> tuple[pd.DataFrame, list[str]]:
@@ -286,6 +354,16 @@ def redundancy_table(records: Sequence[Mapping], comparisons: Sequence[Mapping],
     adjusted: dict[int, dict[str, float]] = {}
     for (index, measure, _), p in zip(family, holm([p for _, _, p in family]), strict=True):
         adjusted.setdefault(index, {})[measure] = p
+    # the randomization p of the same tests: a family of its own (the two p of one test are
+    # two methods for one hypothesis, not two tests); a missing or NaN p stays out of it
+    randomization = [(index, measure, _comparison_tests(shown[index][2], shown[index][1])
+                      [measure].get("p_randomization")) for index, measure, _ in family]
+    randomized: dict[int, dict[str, float | None]] = {}
+    for (index, measure, _), q in zip(randomization, holm([p for _, _, p in randomization]),
+                                      strict=True):
+        randomized.setdefault(index, {})[measure] = q
+    tested = sum(q is not None and not math.isnan(q)
+                 for found in randomized.values() for q in found.values())
     rows = []
     for index, (record, subset, comparison) in enumerate(shown):
         entry = record["subsets"][subset]
@@ -299,12 +377,15 @@ def redundancy_table(records: Sequence[Mapping], comparisons: Sequence[Mapping],
         row.update({"tokens": entry["tokens"], "empty lines": entry["empty_lines"],
                     "paired test": None if comparison is None
                     else _comparison_cell(comparison, subset, adjusted.get(index, {})),
+                    "randomization p (Holm)": None if comparison is None
+                    else _randomization_cell(comparison, subset, randomized.get(index, {})),
                     "origin": info["origin"], "licence": info["licence"]})
         rows.append(row)
     notes = ["Ratios are pooled over sentences (sum of redundant tokens over sum of |Y| - 1) and "
              "given in percent; intervals are percentile intervals of a sentence bootstrap, "
              f"clipped to 0-100%; {intervals.MARK} marks an interval that does not contain its "
-             "ratio (or difference)."]
+             "ratio (or difference). Each system is one given output: intervals and tests "
+             "cover the test sentences only."]
     for testset in sorted({r["testset"] for r in records}):
         first = next(r for r in records if r["testset"] == testset)
         s, b = first["settings"], first["bootstrap"]
@@ -314,19 +395,23 @@ def redundancy_table(records: Sequence[Mapping], comparisons: Sequence[Mapping],
             f"{testset} ({sizes}): {s['level']} level, target tokens by {s['target_tokenizer']}, "
             f"source tokens by {s['source_tokenizer']}; case {s['case']}; redundant = "
             f"{s['redundant']}; stopwords = {s['stopword_rule']}: "
-            f"{' '.join(s['stopwords'])}; exemptions: {s['exemptions']}; bootstrap "
-            f"{b['samples']} samples, seed {b['seed']}. The same settings for every system.")
+            f"{' '.join(s['stopwords'])}; exemptions: {s['exemptions']}; intervals: 95% "
+            f"percentile bootstrap over the test sentences ({b['samples']} resamples, seed "
+            f"{b['seed']}). The same settings for every system.")
     for c in comparisons:
         t = c["test"]
+        trials = t.get("randomization_trials")
         notes.append(f"Paired test {c['a']} against {c['b']} on {c['testset']}: Δ = a - b in "
-                     f"percentage points with its paired sentence-bootstrap interval "
-                     f"({t['bootstrap_samples']} samples, seed {t['seed']}); p from the "
-                     f"bootstrap, Holm: that p adjusted over the table's {len(family)} paired "
-                     f"tests (every pair, line subset and measure shown: one family; "
-                     f"* Holm < {t['alpha']}); randomization p: " + "; ".join(
-                         f"{name} {m}: {res['p_randomization']:.4f}"
-                         for name, sub in c["subsets"].items()
-                         for m, res in sub.items() if isinstance(res, Mapping)) + ".")
+                     f"percentage points with its paired bootstrap interval over the test "
+                     f"sentences ({t['bootstrap_samples']} resamples, seed {t['seed']}); p from "
+                     f"the bootstrap, Holm: that p adjusted over the table's {len(family)} "
+                     f"paired tests (every pair, line subset and measure shown: one family; "
+                     f"* Holm < {t['alpha']}); randomization p: paired approximate "
+                     f"randomization swapping the two systems' test sentences ("
+                     + (f"{trials} trials" if trials is not None else "trials not recorded")
+                     + f", seed {t['seed']}), Holm-adjusted over the table's {tested} "
+                     "randomization tests (the same tests: a family of its own, apart from the "
+                     f"bootstrap's); * only on the adjusted p, Holm < {t['alpha']}.")
     notes += intervals.notes(_redundancy_misses(records, comparisons))
     return pd.DataFrame(rows), notes
 
