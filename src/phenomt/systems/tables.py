@@ -628,9 +628,13 @@ def _ldd_score_cell(score: Mapping | None, tested: Mapping, delta: bool = True,
     its verdict from ``tested`` (``difference``, ``below``, ``above``)."""
     if score is None:
         return None
+    # a set too small for a test (†) shows no interval either: resampling a handful of
+    # sentences gives one too narrow to read (one sentence: zero width)
+    untested = "below" in tested and tested["below"] is None
     # .get: a RIBES entry of an earlier layout has neither interval nor test
-    cell = intervals.mark(interval_cell(score["score"], score.get("ci_low"),
-                                        score.get("ci_high"), digits), score)
+    cell = (interval_cell(score["score"], None, None, digits) if untested else
+            intervals.mark(interval_cell(score["score"], score.get("ci_low"),
+                                         score.get("ci_high"), digits), score))
     if delta and tested.get("difference") is not None:
         cell += f" Δ{tested['difference']:+.{digits}f}"
         if "below" in tested:  # an entry of an earlier layout has no verdict to mark
@@ -728,7 +732,8 @@ def _ldd_notes(testset: str, records: Sequence[Mapping],
                 "set on the same resamples (the test set's resamples, a set counting the draws "
                 "of its own lines), p Holm-adjusted over the system's sets, < 0.05; † marks "
                 f"sets of fewer than {MIN_INTERVAL_SENTENCES} sentences, too few for that "
-                "verdict (resampling a handful of sentences understates the spread)"
+                "verdict or an interval (resampling a handful of sentences understates the "
+                "spread)"
                 if marks else "") + ". Intervals cover the test sentences only.",
              f"Distance bins: {BINS_NOTE}. Reordering set ≥d: a source and a reference token "
              "aligned at positions at least d apart.",
