@@ -20,7 +20,7 @@ from phenomt.core.cliargs import named_file
 from phenomt.core.io import InputError
 from phenomt.core.lazy import pandas as pd
 from phenomt.core.metrics.base import get, score_files
-from phenomt.core.metrics.ltcr import DISTANCE_BINS
+from phenomt.core.metrics.ltcr import DISTANCE_BINS, bootstrap_text
 from phenomt.core.tables import format_number, load_record, require_keys, write_table
 from phenomt.lexcons.pos import CLASSES
 
@@ -127,24 +127,12 @@ def _documents(record: Mapping[str, Any]) -> int | None:
     return None if rows is None else len(rows)
 
 
-def _bootstrap(record: Mapping[str, Any]) -> str:
-    """The settings of a record's bootstrap: level, unit, resamples and resampling seed."""
-    found = record.get("intervals") or {}
-    level = found.get("level")
-    samples, seed = found.get("samples"), found.get("seed")
-    unit = found.get("unit") or "document"
-    return (f"{'' if level is None else f'{100 * level:g}% '}percentile bootstrap over the "
-            f"test {unit}s ("
-            + (f"{samples:,} resamples" if samples is not None else "resamples not recorded")
-            + (f", resampling seed {seed}" if seed is not None else ", seed not recorded")
-            + ")")
-
-
 def interval_note(records: Mapping[Any, Mapping[str, Any]], trained: bool = True) -> str:
     """How the records' LTCR intervals were made, read from the records: the bootstrap (unit,
     resamples, seed) and how many documents, per test set where ``records`` are keyed by
     (test set, system); ``trained``: the systems are models trained here (one run each)."""
-    settings = list(dict.fromkeys(_bootstrap(r) for r in records.values()))
+    settings = list(dict.fromkeys(bootstrap_text(r.get("intervals") or {})
+                                  for r in records.values()))
     sizes: dict[str, int | None] = {}
     for key, record in records.items():
         name = key[0] if isinstance(key, tuple) else ""

@@ -113,14 +113,9 @@ def _bootstrap_note(record: dict[str, Any]) -> str:
     """How the record's intervals were drawn, read from it: level, unit, resamples, seed and
     the number of documents resampled."""
     found = record["intervals"]
-    level = found.get("level", ltcr.DEFAULT_LEVEL)
     unit = found.get("unit") or "document"
-    documents = record.get("documents")
-    return (f"{100 * level:g}% intervals: percentile bootstrap over the "
-            + (f"{documents:,} " if documents is not None else "")
-            + f"test {unit}s ({found['samples']:,} resamples, resampling seed "
-            f"{found['seed']}); the reference is one fixed text, so they cover the test "
-            f"{unit}s only")
+    return (f"intervals: {ltcr.bootstrap_text(found, record.get('documents'))}; the reference "
+            f"is one fixed text, so they cover the test {unit}s only")
 
 
 def _tables_command(args: argparse.Namespace) -> int:

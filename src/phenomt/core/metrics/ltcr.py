@@ -271,6 +271,19 @@ def sample_size_curve(counts: np.ndarray, sizes: Sequence[int], samples: int, se
     return curve
 
 
+def bootstrap_text(intervals: Mapping[str, Any], documents: int | None = None) -> str:
+    """How a record's intervals (its ``intervals`` settings) were drawn: level, unit,
+    resamples and resampling seed, and ``documents`` when given; "not recorded" where a
+    record lacks a setting."""
+    level, samples, seed = (intervals.get(k) for k in ("level", "samples", "seed"))
+    unit = intervals.get("unit") or "document"
+    return (f"{'' if level is None else f'{100 * level:g}% '}percentile bootstrap over the "
+            + ("" if documents is None else f"{documents:,} ") + f"test {unit}s ("
+            + (f"{samples:,} resamples" if samples is not None else "resamples not recorded")
+            + (f", resampling seed {seed}" if seed is not None else ", seed not recorded")
+            + ")")
+
+
 def summarise(pairs: Sequence[Pair], verdicts: Sequence[bool | None], documents: int,
               classes: Sequence[str], samples: int = DEFAULT_SAMPLES,
               seed: int = DEFAULT_SEED, level: float = DEFAULT_LEVEL) -> dict[str, Any]:
