@@ -339,6 +339,16 @@ def _randomization_cell(comparison: Mapping, subset: str,
     return f"vs {comparison['b']}: " + "; ".join(parts) if parts else None
 
 
+def _holm_by_row(tests: Sequence[tuple[int, str, Mapping]], p: Sequence[float | None]
+                 ) -> dict[int, dict[str, float | None]]:
+    """The Holm-adjusted ``p`` of ``tests`` (row index, measure, result) as one family, by
+    row and measure."""
+    found: dict[int, dict[str, float | None]] = {}
+    for (index, measure, _), q in zip(tests, holm(list(p)), strict=True):
+        found.setdefault(index, {})[measure] = q
+    return found
+
+
 def redundancy_table(records: Sequence[Mapping], comparisons: Sequence[Mapping],
                      catalogue: Mapping[tuple[str, str], dict]
                      ) -> tuple[pd.DataFrame, list[str]]:
@@ -347,21 +357,15 @@ def redundancy_table(records: Sequence[Mapping], comparisons: Sequence[Mapping],
     by_pair = {(c["testset"], c["a"]): c for c in comparisons}
     shown = [(record, subset, by_pair.get((record["testset"], record["system"])))
              for record, subset in _ordered(records)]
-    # every paired test the table shows (pair, line subset, measure) is one family
-    family = [(index, measure, result["p_bootstrap"])
+    # every paired test the table shows (pair, line subset, measure) is one family; the
+    # randomization p of the same tests are a family of their own (two methods for one
+    # hypothesis, not two tests), a missing or NaN p left out of it
+    family = [(index, measure, result)
               for index, (_, subset, comparison) in enumerate(shown) if comparison is not None
               for measure, result in _comparison_tests(comparison, subset).items()]
-    adjusted: dict[int, dict[str, float]] = {}
-    for (index, measure, _), p in zip(family, holm([p for _, _, p in family]), strict=True):
-        adjusted.setdefault(index, {})[measure] = p
-    # the randomization p of the same tests: a family of its own (the two p of one test are
-    # two methods for one hypothesis, not two tests); a missing or NaN p stays out of it
-    randomization = [(index, measure, _comparison_tests(shown[index][2], shown[index][1])
-                      [measure].get("p_randomization")) for index, measure, _ in family]
-    randomized: dict[int, dict[str, float | None]] = {}
-    for (index, measure, _), q in zip(randomization, holm([p for _, _, p in randomization]),
-                                      strict=True):
-        randomized.setdefault(index, {})[measure] = q
+    adjusted = _holm_by_row(family, [result["p_bootstrap"] for _, _, result in family])
+    randomized = _holm_by_row(family, [result.get("p_randomization")
+                                       for _, _, result in family])
     tested = sum(q is not None and not math.isnan(q)
                  for found in randomized.values() for q in found.values())
     rows = []
