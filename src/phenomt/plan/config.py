@@ -170,7 +170,7 @@ def validate_config(config: dict[str, Any], schema: str | Path = SCHEMA,
     except ValidationError as err:
         raise InputError(source, f"invalid config at {err.json_path}: "
                                  f"{_explain(err)}") from None
-    _check_baselines(config, source)
+    check_baselines(config, source)
     return config
 
 
@@ -192,7 +192,7 @@ def _explain(err: Any) -> str:
             f"is not declared in full in the config ({err.message}){hint}")
 
 
-def _check_baselines(config: dict[str, Any], source: str | os.PathLike[str]) -> None:
+def check_baselines(config: dict[str, Any], source: str | os.PathLike[str]) -> None:
     """A test set's baseline must be one of its outputs (the schema cannot say so)."""
     testsets = (config.get("systems") or {}).get("testsets") or {}
     for name, spec in testsets.items():

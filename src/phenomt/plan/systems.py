@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from phenomt.core.io import InputError
 from phenomt.plan.args import note_args, shell_args
+from phenomt.plan.config import check_baselines
 from phenomt.plan.data import DataPlan
 from phenomt.plan.documents import REFERENCE
 from phenomt.plan.ldd import LddPlan
@@ -744,6 +744,8 @@ class SystemsPlan(SectionPlan):
     def check(self) -> None:
         if not self.section:
             return
+        # validate_config refuses a bad baseline first, naming the file
+        check_baselines({"systems": self.section}, "config")
         for testset, spec in self.section["testsets"].items():
             if testset == MQM_DIR:
                 raise ValueError(f"systems: {MQM_DIR!r} cannot name a test set (the folder of "
@@ -778,11 +780,6 @@ class SystemsPlan(SectionPlan):
                 raise ValueError(f"systems.{testset}: freq_corpus {freq!r} has no "
                                  f"{spec['tgt']} side")
             names = set(spec["outputs"])
-            if spec["baseline"] and spec["baseline"] not in names:
-                # validate_config refuses it first, naming the file; as its config error
-                raise InputError("config", f"invalid config at $.systems.testsets.{testset}."
-                                           f"baseline: {spec['baseline']!r} is not one of its "
-                                           f"outputs ({', '.join(spec['outputs'])})")
             for pair in spec["compare"]:
                 if len(pair) != 2 or not set(pair) <= names or pair[0] == pair[1]:
                     raise ValueError(f"systems.{testset}: compare {pair} needs two of its "
