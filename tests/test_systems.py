@@ -407,15 +407,22 @@ def test_paired_redundancy_test():
                                                    seed=5)
 
 
+def two_outputs(folder: Path) -> tuple[list[str], Path, Path]:
+    """The reference's lines and two outputs of it in ``folder``: ``a.en`` repeats each
+    line's first word at its end (redundant), ``b.en`` is the reference itself."""
+    refs = REF.read_text(encoding="utf-8").splitlines()
+    hyp_a, hyp_b = folder / "a.en", folder / "b.en"
+    hyp_a.write_text("".join(f"{r} {r.split()[0] if r.split() else 'x'}\n" for r in refs),
+                     encoding="utf-8")
+    hyp_b.write_text("".join(f"{r}\n" for r in refs), encoding="utf-8")
+    return refs, hyp_a, hyp_b
+
+
 @pytest.mark.parametrize("masked", [False, True])
 def test_the_comparison_of_two_records_is_the_comparison_of_their_outputs(tmp_path, masked):
     """`redundancy-test --records`: the two systems' CRR/DRR records give the comparison the
     outputs give; records of other files or other settings are refused."""
-    refs = REF.read_text(encoding="utf-8").splitlines()
-    hyp_a, hyp_b = tmp_path / "a.en", tmp_path / "b.en"
-    hyp_a.write_text("".join(f"{r} {r.split()[0] if r.split() else 'x'}\n" for r in refs),
-                     encoding="utf-8")
-    hyp_b.write_text("".join(f"{r}\n" for r in refs), encoding="utf-8")
+    refs, hyp_a, hyp_b = two_outputs(tmp_path)
     common = dict(testset="toy", src=DATA / "src.de", ref=REF, source_lang="de",
                   target_lang="en", samples=50, seed=3,
                   mask=DATA / "mask.txt" if masked else None)

@@ -17,7 +17,7 @@ from phenomt.lexcons import results, stats
 from phenomt.nat.tables import interval_notes
 from phenomt.systems import scores, tables
 from tests.test_lexcons_models import _record
-from tests.test_systems import DATA, REF, _corpus, _damage
+from tests.test_systems import DATA, REF, _corpus, _damage, two_outputs
 
 
 def _ltcr(documents: int, samples: int, seed: int) -> dict:
@@ -76,11 +76,7 @@ def test_lexcons_calibration_note_names_resamples_seed_and_documents():
 # --------------------------------------------------------------------------- redundancy
 
 def _redundancy(tmp_path: Path, samples: int, trials: int, seed: int):
-    refs = REF.read_text(encoding="utf-8").splitlines()
-    hyp_a, hyp_b = tmp_path / "a.en", tmp_path / "b.en"
-    hyp_a.write_text("".join(f"{r} {r.split()[0] if r.split() else 'x'}\n" for r in refs),
-                     encoding="utf-8")
-    hyp_b.write_text("".join(f"{r}\n" for r in refs), encoding="utf-8")
+    _, hyp_a, hyp_b = two_outputs(tmp_path)
     common = dict(testset="toy", src=DATA / "src.de", ref=REF, source_lang="de",
                   target_lang="en", samples=samples, seed=seed)
     records = [scores.redundancy_record(system=name, hyp=hyp, **common)
